@@ -2,9 +2,8 @@
 // a real daemon that stops answering, as a SIGSTOPped `brain serve` would). Once a prompt has given up on it, each
 // later request would wait the whole $BRAIN_SERVER_TIMEOUT for nothing: it asks GET /healthz for a moment first and
 // is refused at once with the prompt's words, until the daemon answers again.
-import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, expect, it, vi } from "vitest";
-import { connectEditor, newSlowEchoSession, type TestEditor } from "../testing/acp-editor.js";
+import { connectEditor, newSlowEchoSession, promptAnswer, type TestEditor } from "../testing/acp-editor.js";
 import { type RefusingProxy, refusingProxy } from "../testing/refusing-proxy.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -21,13 +20,6 @@ afterEach(async () => {
   }
 });
 
-type Answer = { answered: string } | { code: number; data?: Record<string, unknown> };
-const prompt = (editor: TestEditor, sessionId: string, text: string): Promise<Answer> =>
-  editor.ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] }).then(
-    (r) => ({ answered: r.stopReason }),
-    (err: { code: number; data?: Record<string, unknown> }) => ({ code: err.code, data: err.data }),
-  );
-
 it("refuses each request after a prompt gave up on a hung daemon at once, with the prompt's words, until it answers again", async () => {
   const proxy = await refusingProxy(t.url);
   const editor = await connectEditor(["--server", proxy.url, "--token", t.tokens.admin], {
@@ -35,7 +27,7 @@ it("refuses each request after a prompt gave up on a hung daemon at once, with t
   });
   opened.push({ editor, proxy });
   const sessionId = await newSlowEchoSession(editor);
-  const answer = prompt(editor, sessionId, words);
+  const answer = promptAnswer(editor, sessionId, words);
   const chunks = () => editor.updates.filter((n) => n.sessionId === sessionId).length;
   await expect.poll(chunks, { timeout: 60_000 }).toBeGreaterThan(2);
   proxy.hang();
@@ -47,7 +39,7 @@ it("refuses each request after a prompt gave up on a hung daemon at once, with t
   );
   // The next prompt is refused in the same words, its own request never sent to wait: only the probe was.
   const heldBefore = proxy.held.filter((r) => !r.startsWith("GET /healthz")).length;
-  expect(await prompt(editor, sessionId, "again")).toEqual(lost);
+  expect(await promptAnswer(editor, sessionId, "again")).toEqual(lost);
   expect(proxy.held.filter((r) => !r.startsWith("GET /healthz")).length).toBe(heldBefore);
   expect(proxy.held.at(-1)).toBe("GET /healthz");
   // Awake again: the first request that gets through finds it, and runs (once the first turn, unseen, has settled).
@@ -55,5 +47,5 @@ it("refuses each request after a prompt gave up on a hung daemon at once, with t
   const settled = async () =>
     (await t.client().log(sessionId, 0, 1000)).events.filter((e) => e.type === "turn.settled").length;
   await expect.poll(settled, { timeout: 60_000 }).toBe(1);
-  expect(await prompt(editor, sessionId, "back")).toEqual({ answered: "end_turn" });
+  expect(await promptAnswer(editor, sessionId, "back")).toEqual({ answered: "end_turn" });
 });

@@ -6,11 +6,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, expect, it, vi } from "vitest";
 import { freePort } from "../core/free-port.js";
 import { readTokens, tokensPath } from "../server/auth/tokens.js";
-import { connectEditor, newSlowEchoSession, type TestEditor } from "../testing/acp-editor.js";
+import { connectEditor, newSlowEchoSession, promptAnswer, type TestEditor } from "../testing/acp-editor.js";
 import { killed, serve } from "../testing/serve-process.js";
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -35,13 +34,6 @@ async function daemonAndEditor(env: NodeJS.ProcessEnv) {
   return { home, port, url, editor };
 }
 
-type Answer = { answered: string } | { code: number; data?: Record<string, string> };
-const prompt = (editor: TestEditor, sessionId: string, text: string): Promise<Answer> =>
-  editor.ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] }).then(
-    (r) => ({ answered: r.stopReason }),
-    (err: { code: number; data?: Record<string, string> }) => ({ code: err.code, data: err.data }),
-  );
-
 /** The reply's text the editor was sent, as words. */
 const replyWords = (editor: TestEditor, sessionId: string) =>
   editor.updates
@@ -59,7 +51,7 @@ const replyWords = (editor: TestEditor, sessionId: string) =>
 it("ends a prompt whose daemon stays gone past the wait, naming it and since when; the next request fails the same until it is back", async () => {
   const { home, port, url, editor } = await daemonAndEditor({ BRAIN_ACP_DAEMON_WAIT: "2" });
   const sessionId = await newSlowEchoSession(editor);
-  const answer = prompt(editor, sessionId, words.join(" "));
+  const answer = promptAnswer(editor, sessionId, words.join(" "));
   await expect.poll(() => replyWords(editor, sessionId).length).toBeGreaterThan(4);
   await killed(children[0]!, "SIGKILL");
   const lost = await answer;
@@ -69,15 +61,15 @@ it("ends a prompt whose daemon stays gone past the wait, naming it and since whe
     `the daemon at ${url} is unreachable since ${since}: is \`brain serve\` running there? Start it again (its sessions and their logs are kept), then send the request again`,
   );
   // At once, and in the same words (the same since).
-  expect(await prompt(editor, sessionId, "again")).toEqual(lost);
+  expect(await promptAnswer(editor, sessionId, "again")).toEqual(lost);
   children.push(await serve(home, port));
-  expect(await prompt(editor, sessionId, "back")).toEqual({ answered: "end_turn" });
+  expect(await promptAnswer(editor, sessionId, "back")).toEqual({ answered: "end_turn" });
 });
 
 it("goes on with a prompt whose daemon is back within the wait, each word of the reply once", async () => {
   const { home, port, editor } = await daemonAndEditor({});
   const sessionId = await newSlowEchoSession(editor);
-  const answer = prompt(editor, sessionId, words.join(" "));
+  const answer = promptAnswer(editor, sessionId, words.join(" "));
   await expect.poll(() => replyWords(editor, sessionId).length).toBeGreaterThan(4);
   await killed(children[0]!, "SIGKILL");
   children.push(await serve(home, port));
@@ -88,7 +80,7 @@ it("goes on with a prompt whose daemon is back within the wait, each word of the
   const reply = ["echo", "#1:", ...words];
   expect(got).toEqual(reply.slice(0, got.length));
   // The daemon is reached again: the next prompt runs.
-  expect(await prompt(editor, sessionId, "next")).toEqual({ answered: "end_turn" });
+  expect(await promptAnswer(editor, sessionId, "next")).toEqual({ answered: "end_turn" });
 });
 
 it("refuses a $BRAIN_ACP_DAEMON_WAIT that is not a whole number of seconds, naming it and what it takes", async () => {

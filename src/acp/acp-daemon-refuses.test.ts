@@ -2,9 +2,8 @@
 // in front of a real daemon: a real one cannot be made to answer 503 for as long as a test needs). That is not an
 // unreachable daemon: a 5xx is tried again for $BRAIN_ACP_DAEMON_WAIT and then told with the daemon's own status and
 // words, and the next request is not refused as unreachable; a 404 (the session gone) ends the prompt at once.
-import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, expect, it, vi } from "vitest";
-import { connectEditor, newSlowEchoSession, type TestEditor } from "../testing/acp-editor.js";
+import { connectEditor, newSlowEchoSession, promptAnswer, type TestEditor } from "../testing/acp-editor.js";
 import { type RefusingProxy, refusingProxy } from "../testing/refusing-proxy.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -30,13 +29,6 @@ async function editorThroughProxy() {
   return { proxy, editor };
 }
 
-type Answer = { answered: string } | { code: number; data?: Record<string, unknown> };
-const prompt = (editor: TestEditor, sessionId: string, text: string): Promise<Answer> =>
-  editor.ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] }).then(
-    (r) => ({ answered: r.stopReason }),
-    (err: { code: number; data?: Record<string, unknown> }) => ({ code: err.code, data: err.data }),
-  );
-
 const chunks = (editor: TestEditor, sessionId: string) =>
   editor.updates.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === "agent_message_chunk")
     .length;
@@ -44,7 +36,7 @@ const chunks = (editor: TestEditor, sessionId: string) =>
 it("ends a prompt whose daemon answers its event stream with 503 past the wait with the daemon's status and words, not as unreachable", async () => {
   const { proxy, editor } = await editorThroughProxy();
   const sessionId = await newSlowEchoSession(editor);
-  const answer = prompt(editor, sessionId, words);
+  const answer = promptAnswer(editor, sessionId, words);
   await expect.poll(() => chunks(editor, sessionId), { timeout: 60_000 }).toBeGreaterThan(2);
   proxy.refuseStreams(503, { code: "unavailable", message: "the daemon is starting: try again in a moment" });
   const refused = await answer;
@@ -66,13 +58,13 @@ it("ends a prompt whose daemon answers its event stream with 503 past the wait w
   await expect.poll(settled, { timeout: 60_000 }).toEqual(["interrupted"]);
   // Nor is the next request refused as unreachable: it is sent, and runs once the stream is served again.
   proxy.passStreams();
-  expect(await prompt(editor, sessionId, "next")).toEqual({ answered: "end_turn" });
+  expect(await promptAnswer(editor, sessionId, "next")).toEqual({ answered: "end_turn" });
 });
 
 it("ends a prompt at once when the daemon answers its event stream with 404, saying the session is gone", async () => {
   const { proxy, editor } = await editorThroughProxy();
   const sessionId = await newSlowEchoSession(editor);
-  const answer = prompt(editor, sessionId, words);
+  const answer = promptAnswer(editor, sessionId, words);
   await expect.poll(() => chunks(editor, sessionId), { timeout: 60_000 }).toBeGreaterThan(2);
   proxy.refuseStreams(404, { code: "not_found", message: `no session "${sessionId}"` });
   expect(await answer).toEqual({ code: -32002, data: { message: `no session "${sessionId}"` } });

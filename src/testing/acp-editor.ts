@@ -83,3 +83,16 @@ export function promptStopReason(editor: TestEditor, sessionId: string, text: st
       (err: unknown) => `refused: ${JSON.stringify(err)}`,
     );
 }
+
+/** How a session/prompt was answered: its stopReason, or the JSON-RPC error it was refused with. */
+export type PromptAnswer = { answered: string } | { code: number; data?: Record<string, unknown> };
+
+/** session/prompt of `text`, answered either way (promptStopReason's answer, with the error's code and data kept). */
+export function promptAnswer(editor: TestEditor, sessionId: string, text: string): Promise<PromptAnswer> {
+  return editor.ctx
+    .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    .then(
+      (r) => ({ answered: r.stopReason }),
+      (err: { code: number; data?: Record<string, unknown> }) => ({ code: err.code, data: err.data }),
+    );
+}
