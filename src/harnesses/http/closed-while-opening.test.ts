@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { HarnessFactory } from "../../core/harness.js";
 import { readEventsFile } from "../../store/fs/log-read.js";
 import { makeBrain, standIn, type TestBrain, tempDir } from "../../testing/brain.js";
+import { failedByClose } from "../../testing/closed-turn.js";
 import { ensureDockerEngine, imageWithCommand, sessionContainers } from "../../testing/docker-engine.js";
 import { type EngineRelay, engineRelay } from "../../testing/engine-relay.js";
 import { fixtures, root } from "../../testing/nui.js";
@@ -44,14 +45,7 @@ async function closeDuring(factory: HarnessFactory, options: Record<string, unkn
   await t.brain.closeSession(session.id);
   // The held step's docker command is gone: stopped, not left waiting on the engine.
   expect(relay.heldClosed(), "a docker command the close stopped still runs").toBe(true);
-  const outcome = await turn.settled;
-  expect(outcome.status).toBe("failed");
-  const settled = (await readEventsFile(t.store.paths(session.id).events)).find(
-    (e) => e.type === "turn.settled",
-  );
-  expect(settled?.data).toMatchObject({ status: "failed", error: { message: outcome.error?.message } });
-  expect(sessionContainers(session.id)).toEqual([]);
-  return outcome.error?.message;
+  return failedByClose(t.store.paths(session.id).events, session.id, turn.settled);
 }
 
 describe("a session closed during a short step of its open, the engine holding that step", () => {

@@ -4,9 +4,9 @@
 // this host's loopback that holds the image's layer until the test lets it go (stalled-registry.ts).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { HarnessFactory } from "../../core/harness.js";
-import { readEventsFile } from "../../store/fs/log-read.js";
 import { makeBrain, standIn, type TestBrain, tempDir } from "../../testing/brain.js";
-import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import { failedByClose } from "../../testing/closed-turn.js";
+import { docker, ensureDockerEngine } from "../../testing/docker-engine.js";
 import { type StalledRegistry, stalledRegistry } from "../../testing/stalled-registry.js";
 import { BASE_IMAGE, SandboxableFactory } from "../sandbox/docker-sandbox.js";
 import { DockerFactory } from "./docker.js";
@@ -46,14 +46,8 @@ async function closeWhilePulling(
   await t.brain.closeSession(session.id);
   // The close did not wait for the pull to end.
   expect(registry.layerSent(), "the close waited for the pull to end").toBe(false);
-  const outcome = await turn.settled;
-  expect(outcome.status).toBe("failed");
-  const settled = (await readEventsFile(t.store.paths(session.id).events)).find(
-    (e) => e.type === "turn.settled",
-  );
-  expect(settled?.data).toMatchObject({ status: "failed", error: { message: outcome.error?.message } });
-  expect(sessionContainers(session.id)).toEqual([]);
-  return { message: outcome.error?.message ?? "", image: registry.image };
+  const message = await failedByClose(t.store.paths(session.id).events, session.id, turn.settled);
+  return { message: message ?? "", image: registry.image };
 }
 
 describe("a session closed while the docker run of its container pulls the image", () => {
