@@ -259,7 +259,8 @@ export async function openSession(id, all = false) {
       if (words) announce(words);
       if (event.type === "turn.started" || event.type === "turn.settled") {
         setTurnState();
-        refreshSoon();
+        // The past's turns are older than the view just read: only a turn of now can change the list's status.
+        if (event.seq > past) refreshSoon();
       }
     },
     (conn, why, status) => {

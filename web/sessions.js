@@ -97,9 +97,9 @@ export async function refreshSessions() {
 }
 
 /**
- * Refreshes the list for a turn that started or settled. Reading a long session back brings thousands of those at
- * once: while one refresh is on its way the others wait for it and are covered by one more, so a replay costs two
- * list calls, not one per turn event.
+ * Refreshes the list for a turn that started or settled while the session is shown. A burst of those (a busy
+ * session, a stream that caught up after a reconnect) costs two list calls, not one per turn event: while one
+ * refresh is on its way the others wait for it and are covered by one more.
  */
 export function refreshSoon() {
   if (state.refreshing) {

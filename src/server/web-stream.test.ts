@@ -25,7 +25,7 @@ async function signedIn(token = t.tokens.admin): Promise<Page> {
 }
 
 describe("web UI on a long session", () => {
-  it("reads back forty turns asking for the session list a bounded number of times, not once per turn", async () => {
+  it("reads back forty turns without asking for the session list once per turn", async () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo" });
     for (let i = 0; i < 40; i++) {
@@ -34,6 +34,8 @@ describe("web UI on a long session", () => {
     }
     const page = await signedIn();
     try {
+      // A hidden tab skips the list's 3 s refresh, which a slow machine's replay would otherwise meet.
+      await page.evaluate(`Object.defineProperty(document, "visibilityState", { get: () => "hidden" })`);
       let asked = 0;
       await page.route(
         (url) => url.pathname === "/v1/sessions",
@@ -46,8 +48,12 @@ describe("web UI on a long session", () => {
       await expect.poll(() => page.locator(".msg.user").count()).toBe(40);
       // The page's own fetch, answered, comes after every list request the replay made.
       await page.evaluate(() => fetch("/healthz").then((res) => res.status));
-      // The sign-in's list, and at most one more that is on its way and one to follow it (80 turn events before).
-      expect(asked).toBeLessThanOrEqual(3);
+      // Eighty turn events, all older than the view the page read first: none of them asks for the list again.
+      expect(asked).toBe(0);
+      // A turn of now does: the list's status of the session changes with it.
+      await client.prompt(id, "turn 40");
+      await expect.poll(() => page.locator(".msg.user").count()).toBe(41);
+      await expect.poll(() => asked).toBeGreaterThan(0);
     } finally {
       await page.close();
     }
