@@ -71,24 +71,40 @@ const BUDGETS: Record<string, (opts: BenchOptions) => number> = {
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
 
+/** A command line the bench cannot run: said with the usage, without a stack, exit code 2. */
+class UsageError extends Error {}
+
+const OPTIONS = {
+  quick: { type: "boolean", default: false },
+  json: { type: "boolean", default: false },
+  reps: { type: "string" },
+  only: { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+function parsedArgs() {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (err) {
+    const { message, code } = err as Error & { code?: string };
+    // `--only relay tools` leaves "tools" as a positional: the list is one argument, comma-separated.
+    const hint =
+      code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" ? " (--only takes one list: --only relay,tools)" : "";
+    throw new UsageError(`${message}${hint}`);
+  }
+}
+
 function options() {
-  const { values } = parseArgs({
-    options: {
-      quick: { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      reps: { type: "string" },
-      only: { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
+  const { values } = parsedArgs();
   if (values.help) {
     console.log(USAGE);
     process.exit(0);
   }
   const reps = values.reps === undefined ? (values.quick ? 2 : 5) : Number(values.reps);
-  if (!Number.isInteger(reps) || reps < 1) throw new Error(`--reps must be a positive integer\n${USAGE}`);
+  if (!Number.isInteger(reps) || reps < 1)
+    throw new UsageError(`--reps must be a positive integer, not "${values.reps}"`);
   const only = values.only?.split(",").map((s) => s.trim()) ?? Object.keys(BENCHES);
-  for (const name of only) if (!(name in BENCHES)) throw new Error(`unknown benchmark "${name}"\n${USAGE}`);
+  for (const name of only) if (!(name in BENCHES)) throw new UsageError(`unknown benchmark "${name}"`);
   return { quick: values.quick, json: values.json, reps, only };
 }
 
@@ -276,6 +292,10 @@ function underDaemonThreads(): boolean {
 
 if (underDaemonThreads())
   main().catch((err: Error) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n${USAGE}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
     process.exitCode = 1;
     process.exit(1);
