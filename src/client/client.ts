@@ -222,6 +222,7 @@ export class BrainClient {
       error.code,
       `the daemon at ${this.url} does not know the admin token of ${file} (it said: ${error.message}): it is not the daemon of this $BRAIN_HOME. Start \`brain serve\` with this $BRAIN_HOME, or give that daemon's token with --token or $BRAIN_TOKEN`,
       error.field,
+      error.detail,
     );
   }
 

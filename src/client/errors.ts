@@ -1,4 +1,9 @@
-// What the daemon answered when it said no: its status, error code, message and the field at fault.
+// What the daemon answered when it said no: its status, error code, message, the field at fault and, for a
+// refusal a client acts on, its reason (ApiErrorBody in src/protocol/api.ts).
+import type { ApiErrorBody } from "../protocol/api.js";
+
+/** Why the daemon refused, beyond its code: `reason` "controlled" names the `controller` holding the session. */
+export type ClientErrorDetail = Pick<ApiErrorBody["error"], "reason" | "controller">;
 
 export class ClientError extends Error {
   override name = "ClientError";
@@ -7,6 +12,7 @@ export class ClientError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+    readonly detail: ClientErrorDetail = {},
   ) {
     super(message);
   }
@@ -14,9 +20,16 @@ export class ClientError extends Error {
 
 export function errorOf(status: number, text: string): ClientError {
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string; field?: string } };
-    if (body.error?.message) {
-      return new ClientError(status, body.error.code ?? "error", body.error.message, body.error.field);
+    const body = JSON.parse(text) as { error?: Partial<Record<keyof ApiErrorBody["error"], unknown>> };
+    const error = body.error;
+    if (error && typeof error.message === "string" && error.message) {
+      const detail: ClientErrorDetail = {};
+      // Read as the daemon sends them; a reason this client does not know is left out, not guessed at.
+      if (error.reason === "controlled") detail.reason = error.reason;
+      if (typeof error.controller === "string") detail.controller = error.controller;
+      const code = typeof error.code === "string" ? error.code : "error";
+      const field = typeof error.field === "string" ? error.field : undefined;
+      return new ClientError(status, code, error.message, field, detail);
     }
   } catch {}
   return new ClientError(status, "error", `HTTP ${status}: ${text.slice(0, 200)}`);

@@ -45,6 +45,13 @@ export const ApiErrorBody = z.strictObject({
     message: z.string(),
     /** The request field at fault (`config.model`, `text`), when one is. */
     field: z.string().optional(),
+    /**
+     * Why a 409 `conflict` was refused, for a client to act on without reading the message: `controlled`,
+     * another client holds the session's control lease (`controller` names it).
+     */
+    reason: z.enum(["controlled"]).optional(),
+    /** With reason `controlled`: the client id (its X-Brain-Client) that controls the session. */
+    controller: z.string().optional(),
   }),
 });
 

@@ -82,6 +82,8 @@ export class ControlLeases {
     throw new ApiError(
       "conflict",
       `session ${session} is controlled by client "${holder}"; watch it, or take control with POST /v1/sessions/${session}/control with ${take}`,
+      undefined,
+      { reason: "controlled", controller: holder },
     );
   }
 

@@ -362,7 +362,12 @@ describe("tenants and roles", () => {
       body: { text: "b" },
     });
     expect(other.status).toBe(409);
-    expect((other.body.error as { message: string }).message).toContain('controlled by client "tab-a"');
+    expect(other.body.error).toMatchObject({
+      code: "conflict",
+      reason: "controlled",
+      controller: "tab-a",
+      message: expect.stringContaining('controlled by client "tab-a"'),
+    });
     const anonymous = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       token: admin(),
       body: { text: "c" },

@@ -27,12 +27,16 @@ const STATUS: Record<ApiErrorCode, number> = {
   insufficient_storage: 507,
 };
 
+/** What a refusal says beyond its code and message, for clients to act on (ApiErrorBody's reason and its data). */
+export type ApiErrorDetail = Pick<ApiErrorBody["error"], "reason" | "controller">;
+
 export class ApiError extends Error {
   override name = "ApiError";
   constructor(
     readonly code: ApiErrorCode,
     message: string,
     readonly field?: string,
+    readonly detail?: ApiErrorDetail,
   ) {
     super(message);
   }
@@ -43,7 +47,12 @@ export class ApiError extends Error {
 
   body(): ApiErrorBody {
     return {
-      error: { code: this.code, message: this.message, ...(this.field ? { field: this.field } : {}) },
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.field ? { field: this.field } : {}),
+        ...this.detail,
+      },
     };
   }
 }
