@@ -46,6 +46,8 @@ export interface AcpOptions {
   editorGone?: AbortSignal;
   /** How long a prompt's turn is followed while the daemon cannot be reached (reach.ts; default 60 s). */
   daemonWaitMs?: number;
+  /** How long a turn's event stream may bring nothing before it is taken as dropped (default 45 s, SILENCE_MS). */
+  streamSilenceMs?: number;
 }
 
 /** The most sessions one session/list answer holds. */
@@ -75,7 +77,7 @@ const CUT_SHORT: Record<string, StopReason> = {
 
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
-  const reach = new DaemonReach(client.url, options.daemonWaitMs);
+  const reach = new DaemonReach(client.url, options.daemonWaitMs, options.streamSilenceMs);
   /** The MCP servers session/new named and Brain did not start, per session, until its first prompt says so. */
   const unstarted = new Map<string, string[]>();
   /**

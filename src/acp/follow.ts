@@ -116,6 +116,7 @@ export async function followTurn(
   const stream = client.events(sessionId, {
     after,
     signal: stop.signal,
+    silenceMs: reach.silenceMs,
     retryMs: RECONNECT_MS.first,
     maxRetryMs: RECONNECT_MS.max,
     onDrop,

@@ -9,6 +9,7 @@
 // (daemonError); a 4xx (404: the session is gone, 401: the token revoked) is final, and ends the prompt at once.
 import { RequestError } from "@agentclientprotocol/sdk";
 import { ClientError } from "../client/errors.js";
+import { SILENCE_MS } from "../client/events.js";
 
 /** How long a prompt's turn is followed while the daemon cannot be reached, by default. */
 export const DAEMON_WAIT_SECONDS = 60;
@@ -48,6 +49,8 @@ export class DaemonReach {
   constructor(
     readonly url: string,
     readonly waitMs: number = DAEMON_WAIT_SECONDS * 1000,
+    /** How long a turn's event stream may bring nothing, not even a heartbeat, before it is taken as dropped. */
+    readonly silenceMs: number = SILENCE_MS,
   ) {}
 
   /** Not reached since `at` (kept when it was lost already: the first time it was not reached is what counts). */

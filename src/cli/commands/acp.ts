@@ -7,6 +7,7 @@ import { brainAcpAgent } from "../../acp/agent.js";
 import { daemonProblem } from "../../acp/daemon-check.js";
 import { DAEMON_WAIT_SECONDS } from "../../acp/reach.js";
 import { BrainClient } from "../../client/client.js";
+import { SILENCE_MS } from "../../client/events.js";
 import { installVersion } from "../../core/install-root.js";
 import { homeAgents } from "../../server/agents.js";
 import { newToken } from "../../server/auth/tokens.js";
@@ -31,6 +32,7 @@ export async function command(args: string[]): Promise<number> {
   const options = {
     version: installVersion(),
     daemonWaitMs: daemonWaitMs(),
+    streamSilenceMs: streamSilenceMs(),
     ...(str(values.harness) ? { harness: str(values.harness) } : {}),
     ...(str(values.agent) ? { agent: str(values.agent) } : {}),
   };
@@ -95,11 +97,34 @@ export async function command(args: string[]): Promise<number> {
 
 /** $BRAIN_ACP_DAEMON_WAIT: seconds a prompt waits for a daemon it lost to answer again (default 60). */
 export function daemonWaitMs(env: NodeJS.ProcessEnv = process.env): number {
-  const given = env.BRAIN_ACP_DAEMON_WAIT;
-  if (!given) return DAEMON_WAIT_SECONDS * 1000;
+  return secondsOf(
+    env,
+    "BRAIN_ACP_DAEMON_WAIT",
+    "a prompt waits for a daemon it lost to answer again",
+    DAEMON_WAIT_SECONDS,
+  );
+}
+
+/**
+ * $BRAIN_ACP_STREAM_SILENCE: seconds a turn's event stream may bring nothing, not even the daemon's heartbeat (every
+ * 15 s), before it is taken as dropped (default 45): how soon a hung daemon (SIGSTOP) is found.
+ */
+export function streamSilenceMs(env: NodeJS.ProcessEnv = process.env): number {
+  return secondsOf(
+    env,
+    "BRAIN_ACP_STREAM_SILENCE",
+    "a turn's event stream may bring nothing before it is taken as dropped",
+    SILENCE_MS / 1000,
+  );
+}
+
+/** A whole number of seconds, at least 1, from $`name` (`what` says what it bounds), in ms; `seconds` when unset. */
+function secondsOf(env: NodeJS.ProcessEnv, name: string, what: string, seconds: number): number {
+  const given = env[name];
+  if (!given) return seconds * 1000;
   if (!/^[0-9]{1,7}$/.test(given) || Number(given) === 0) {
     throw new UsageError(
-      `$BRAIN_ACP_DAEMON_WAIT is the seconds a prompt waits for a daemon it lost to answer again (a whole number, at least 1; default ${DAEMON_WAIT_SECONDS}), not "${given}"`,
+      `$${name} is the seconds ${what} (a whole number, at least 1; default ${seconds}), not "${given}"`,
     );
   }
   return Number(given) * 1000;
