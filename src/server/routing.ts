@@ -69,6 +69,11 @@ const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
 /** The commands that take an Idempotency-Key (src/protocol/endpoints.ts): safe to send again. */
 const KEYED_COMMAND =
   /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|close|control|fork|handoff|rebuild|restore|requests\/[^/]+)$/;
+/**
+ * A restore writes into a directory of the machine of the node asked, which reads the checkpoint from the store
+ * itself: forwarded to the owner, it filled that directory on another machine and answered 200.
+ */
+const RESTORE = /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/restore$/;
 const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
 /** whereAlone's answer for a request pending in a session open on this node. */
 const HERE = Symbol("here");
@@ -253,7 +258,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     }
 
     const id = SESSION_COMMAND.exec(path)?.[1];
-    if (!id || brain.liveSession(id)) return next();
+    if (!id || brain.liveSession(id) || (method === "POST" && RESTORE.test(path))) return next();
     const request = await routed();
     // A delete is safe to send again only under its client's key (its tombstone): an unkeyed one gets none.
     const keyedDelete = method === "DELETE" && request.headers[KEY] !== undefined;
