@@ -1,6 +1,9 @@
-// Checkpoints across the nodes of a cluster: a restore asked of a node that does not own the session. A restore
-// writes into a directory of the machine asked; forwarded to the owner like a command, it filled that directory on
-// the owner's machine and answered 200 to a client who found nothing.
+// Checkpoints across the nodes of a cluster: a restore asked of a node that does not own the session, and a
+// checkpoint whose manifest in NATS is damaged. A restore writes into a directory of the machine asked; forwarded
+// to the owner like a command, it filled that directory on the owner's machine and answered 200 to a client who
+// found nothing. A manifest damaged in NATS was copied over the node's cache and then named as that cache file,
+// with "put back an intact copy of that file" for a fix that could not work (each read copies NATS's again), and
+// once NATS held an intact copy again the damaged one in the cache still failed every fork of it.
 import { mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -66,6 +69,32 @@ describe("cluster checkpoints restored and forked on another node", () => {
       // The session goes on on node A.
       await turn(b, id, "remember PEAR");
       expect(a.brain.liveSession(id)).toBeTruthy();
+    });
+  });
+
+  it("a manifest damaged in NATS is named there, and a fork of it works again once NATS holds it intact", async () => {
+    await withTwoDaemons(bed, "damaged-manifest", true, async ({ a, b, nodeA }) => {
+      const { id, checkpoint } = await checkpointedThenOn(a);
+      const name = `${id}/manifests/${checkpoint}.json`;
+      const intact = await nodeA.ctx.blobs.getBlob(name);
+      expect(intact).not.toBeNull();
+      await nodeA.ctx.blobs.putBlob({ name }, intact!.slice(0, 40));
+      for (const d of [b, a]) {
+        const refused = await call(d, "POST", `/v1/sessions/${id}/fork`, { checkpoint });
+        expect(refused.status, JSON.stringify(refused.body)).toBe(500);
+        const { message } = refused.body.error as { message: string };
+        expect(message).toContain(`its manifest in NATS (object ${name} `);
+        expect(message).toContain("use another checkpoint of the session");
+        expect(message).not.toContain(nodeA.home);
+      }
+      // Nothing else is broken: a new checkpoint is made, and forked.
+      expect((await call(b, "POST", `/v1/sessions/${id}/checkpoints`, {})).status).toBe(201);
+      expect((await call(b, "POST", `/v1/sessions/${id}/fork`, {})).status).toBe(201);
+      await nodeA.ctx.blobs.putBlob({ name }, intact!);
+      for (const d of [b, a]) {
+        const fork = await call(d, "POST", `/v1/sessions/${id}/fork`, { checkpoint });
+        expect(fork.status, JSON.stringify(fork.body)).toBe(201);
+      }
     });
   });
 });

@@ -13,11 +13,15 @@ import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
 import { fsyncDir, readStream, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
-import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
+import {
+  type CheckpointManifest,
+  type CheckpointSegment,
+  parseManifest,
+} from "../../core/checkpoints/manifest.js";
 import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { idsKey, reservedIds, reserveId } from "./checkpoint-ids.js";
-import { natsFailure } from "./errors.js";
+import { errorMessage, natsFailure } from "./errors.js";
 import { type ObjectRead, ObjectReader } from "./object-read.js";
 
 export class ReplicatedCheckpoints implements Checkpoints {
@@ -144,13 +148,29 @@ export class ReplicatedCheckpoints implements Checkpoints {
    */
   private async published(id: string): Promise<CheckpointManifest> {
     await this.pull();
-    const cached = await this.local.get(id);
-    const name = this.name("manifests", `${cached.id}.json`);
-    const data = await this.nats(`read checkpoint ${cached.id}`, () => this.reader.bytes(name));
-    const file = path.join(this.dir, `${cached.id}.json`);
-    if (!data || Buffer.from(data).equals(await readFile(file))) return cached;
-    await writeFileDurable(file, Buffer.from(data).toString("utf8"));
-    return this.local.get(cached.id);
+    const ids = await this.local.list();
+    const known = id === "latest" ? ids.at(-1) : ids.find((k) => k === id);
+    // None such: the cache's answer names the ids there are.
+    if (known === undefined) return this.local.get(id);
+    const name = this.name("manifests", `${known}.json`);
+    const data = await this.nats(`read checkpoint ${known}`, () => this.reader.bytes(name));
+    const file = path.join(this.dir, `${known}.json`);
+    if (!data) return this.local.get(known);
+    // Damaged in NATS (pulled into the cache as it is, or not), it is named there: the fix is never the cache's
+    // copy, replaced from NATS on each read. A good copy in the cache is left as it was.
+    const text = Buffer.from(data).toString("utf8");
+    try {
+      parseManifest(text, known);
+    } catch (err) {
+      throw new CheckpointError(
+        "brain_error",
+        `checkpoint ${known} of session ${this.session} cannot be used: its manifest in NATS (object ${name} of the checkpoints object store) is damaged (${errorMessage(err)}); ` +
+          "use another checkpoint of the session (new checkpoints are made all the same)",
+      );
+    }
+    const cached = await readFile(file).catch(() => undefined);
+    if (!cached || !Buffer.from(data).equals(cached)) await writeFileDurable(file, text);
+    return this.local.get(known);
   }
 
   private name(kind: "blobs" | "manifests", file: string): string {
