@@ -23,28 +23,11 @@ import type {
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { ranOut } from "../read-gate.js";
 import { WarningLimit } from "../warning-limit.js";
+import type { ActiveTurn, Pending } from "./attachment-state.js";
 import type { AttachmentTimeouts } from "./attachment-timeouts.js";
 import { CallPlaces } from "./call-places.js";
 import { missingRunnerHistory } from "./runner-history.js";
 import type { RunnerProcess } from "./runner-process.js";
-
-interface Pending {
-  method: RunnerMethod;
-  turn: string | undefined;
-  resolve(result: unknown): void;
-  reject(err: HarnessError): void;
-}
-
-interface ActiveTurn {
-  id: string;
-  signal: AbortSignal;
-  /** Settles the turn without the runner's reply (after a kill). */
-  settle?: (outcome: PromptOutcome) => void;
-  /** Set once interrupted: cancels what fires if the runner has not settled in time. */
-  grace?: () => void;
-  /** The runner has answered the prompt: the turn is over, though `prompt` returns only a few microtasks later. */
-  answered?: boolean;
-}
 
 export class ProcessHarness implements Harness {
   readonly attachment = randomUUID();
@@ -53,6 +36,8 @@ export class ProcessHarness implements Harness {
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
   private broken: string | undefined;
+  /** Given up or closed: what its tool calls still return is not sent to a runner that no longer serves it. */
+  private gone = false;
   /** The `detach` sent (see detachOnce). */
   private detaching: Promise<unknown> | undefined;
   /** The runner never answered `open` in time (hung, or too slow), as opposed to refusing it. */
@@ -102,7 +87,8 @@ export class ProcessHarness implements Harness {
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
     if (this.activeTurn)
       throw new HarnessError("brain_error", "a turn is already running on this attachment");
-    const active: ActiveTurn = { id: ctx.turn, signal: ctx.signal };
+    const calls = new AbortController();
+    const active: ActiveTurn = { id: ctx.turn, signal: AbortSignal.any([ctx.signal, calls.signal]), calls };
     this.activeTurn = active;
     try {
       const reply = this.request("prompt", { text }, ctx.turn, 0) as Promise<{ interrupted?: boolean }>;
@@ -178,9 +164,16 @@ export class ProcessHarness implements Harness {
   private giveUp(message: string): void {
     // Asked before the attachment is marked broken (request refuses then); nobody waits for its answer.
     if (this.shared) this.detachOnce(this.timeouts.requestMs).catch(() => {});
+    this.letCallsGo(message);
     this.onFatal(message);
     // What the runner still writes for it, the detach's answer among them, is dropped from here (RunnerProcess).
     if (this.shared) this.runner.detach(this.attachment);
+  }
+
+  /** Aborts the running turn's tool calls (always during a turn), whose answers are dropped from now. */
+  private letCallsGo(why: string): void {
+    this.gone = true;
+    this.activeTurn?.calls.abort(new HarnessError("brain_error", why));
   }
 
   /** One `detach` per attachment, whichever of close and giveUp asks first (a grace may end during a close). */
@@ -203,6 +196,7 @@ export class ProcessHarness implements Harness {
       }
     }
     this.runner.detach(this.attachment);
+    this.letCallsGo("the session closed");
     this.rejectAll("the session closed");
     this.endFirstTurn();
     await this.release(this);
@@ -337,7 +331,7 @@ export class ProcessHarness implements Harness {
       sent = true;
       this.toolCalls.release(frame.id);
       try {
-        this.answer(frame, result);
+        if (!this.gone) this.answer(frame, result);
       } finally {
         runner.openCalls--; // a miscount would cork every later answer
       }

@@ -1,6 +1,7 @@
 // A shared runner host serves several sessions from one process, one attachment each: every path on which Brain
 // gives up on one attachment tells the runner (detach) once, or the runner keeps that attachment's state for ever.
 import { afterEach, describe, expect, it } from "vitest";
+import type { ToolService } from "../../core/tools.js";
 import { events, gatedTool, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { ProcessFactory } from "./factory.js";
@@ -18,24 +19,28 @@ interface Received {
 }
 
 /**
- * Records every request it receives. "held" is answered at the next "frames"; "stuck" never is, interrupted or not; "reuse" sends two tool.call frames
+ * Records every request it receives, and each tool result as method "(result)". "held" is answered at the next "frames"; "stuck" never is, interrupted or not; "reuse" sends two tool.call frames
  * with one frame id at once (calls of a tool that answers only when the test says: the first still awaits its answer
- * when the second is read, however the two lines are read); "frames" answers with what it received; any other prompt ends at once.
+ * when the second is read, however the two lines are read); "call" sends one tool.call
+ * (frame id "f1") and "call again", another session's prompt, sends a second one with that frame id for the same turn;
+ * "frames" answers with what it received; any other prompt ends at once.
  */
 const recordingRunner = inlineRunnerArgs(
-  "const received = []; let held;",
+  "const received = []; let held; let calling;",
   `
-  if (!f.method) return;
+  if (!f.method) return void received.push({ attachment: f.attachment, method: "(result)", id: f.id });
   received.push({ attachment: f.attachment, method: f.method, session: f.params?.session_id });
   if (f.method !== "prompt") return reply(f.method === "checkpoint" ? [] : {});
+  const call = (g, id) => ({ attachment: g.attachment, turn: g.turn, id: "f1", method: "tool.call", params: { id, name: "gated", arguments: {} } });
   const delta = (g, text) => send({ attachment: g.attachment, turn: g.turn, event: "assistant.delta", data: { text } });
   switch (f.params.text) {
     case "held": held = f; return;
     case "stuck": delta(f, "stuck"); return;
     case "reuse":
-      for (const id of ["a", "b"])
-        send({ attachment: f.attachment, turn: f.turn, id: "f1", method: "tool.call", params: { id, name: "gated", arguments: {} } });
+      for (const id of ["a", "b"]) send(call(f, id));
       return;
+    case "call": calling = f; return send(call(f, "f1"));
+    case "call again": send(call(calling, "f1")); return reply({});
     case "frames":
       delta(f, JSON.stringify(received));
       reply({});
@@ -122,5 +127,66 @@ describe("a shared runner host", () => {
     const opens = received.filter((f) => f.method === "open" && f.session === a.id).map((f) => f.attachment);
     expect(first.map((f) => f.attachment)).toEqual([opens[0]]);
     expect(received.filter((f) => f.method === "detach").map((f) => f.attachment)).toEqual(opens);
+  });
+
+  it("drops the answers of a detached attachment's running tool calls, aborting them; its other sessions go on", async () => {
+    const factory = new ProcessFactory({
+      name: "shared-inline",
+      command: process.execPath,
+      args: recordingRunner,
+      shared: true,
+      verifyHistory: false,
+    });
+    // Ends at its abort or when opened, either way with a result; `ended` resolves once that result is taken
+    // (a macrotask later than the microtasks that hand it to the harness, which would send it at once).
+    const { tools: gated, open } = gatedTool();
+    let ending: string | undefined;
+    let started: () => void = () => {};
+    const startedOnce = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let ended: () => void = () => {};
+    const endedOnce = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const tool: ToolService = {
+      list: gated.list,
+      call: (_name, _args, signal) =>
+        new Promise((resolve) => {
+          const end = (how: string) => {
+            ending ??= how;
+            resolve({ content: [{ type: "text", text: how }], is_error: false });
+            setImmediate(ended);
+          };
+          signal.addEventListener("abort", () => end("aborted"), { once: true });
+          gated.call("gated", {}, signal).then(() => end("returned"));
+          started();
+        }),
+    };
+    t = makeBrain({ factories: [factory], tools: [tool] });
+    const a = await t.brain.create({ harness: "shared-inline", config: { tools: ["gated"] } });
+    const b = await t.brain.create({ harness: "shared-inline" });
+    const calling = await a.prompt("call");
+    await startedOnce;
+    // The runner reuses the running call's frame id: Brain gives a's attachment up (detach) with its call running.
+    expect((await (await b.prompt("call again")).settled).status).toBe("completed");
+    const failed = await calling.settled;
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { message: expect.stringMatching(/second tool\.call/) },
+    });
+    open();
+    await endedOnce;
+
+    const look = await b.prompt("frames");
+    expect((await look.settled).status).toBe("completed");
+    const received = JSON.parse(textOf(await events(b), look.turn)) as Received[];
+    const [first] = received.filter((f) => f.method === "open").map((f) => f.attachment);
+    expect(received.filter((f) => f.attachment === first).map((f) => f.method)).toEqual([
+      "open",
+      "prompt",
+      "detach",
+    ]);
+    expect(ending).toBe("aborted");
   });
 });
