@@ -12,12 +12,14 @@
 // published port answers every process on the host, and every container on its network.
 // With `connectionFile` (default: when NUI_CONNECTION_ID is set, i.e. an extension host with transport http)
 // the server also writes its connection file, with its token (a fresh one when none is given), which it requires.
+
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { MAX_FRAME } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, connectionToken, sameToken, writeConnectionFile } from "./connection-file.js";
 import { SSE_EVENT_LIMIT } from "./fit.js";
+import { catchLeaks } from "./leaks.js";
 import { guarded } from "./run.js";
 
 export interface HttpServeOptions {
@@ -89,6 +91,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Promise<HttpServing> {
+  catchLeaks(agent.name);
   const runs = new Map<string, AbortController>();
   let removeFile = () => {};
   let stopped: () => void = () => {};

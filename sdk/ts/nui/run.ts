@@ -4,6 +4,7 @@ import type { NuiAgent } from "./agent.js";
 import { failure } from "./failure.js";
 import { type EventLimit, fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
+import { withinRun } from "./leaks.js";
 import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
 
 export interface RunSink {
@@ -49,8 +50,13 @@ export async function runAgent(
 ): Promise<{ runId: string; cancelled: boolean }> {
   const runId = typeof raw.runId === "string" && raw.runId ? raw.runId : randomUUID();
   const params = { ...raw, runId, message: typeof raw.message === "string" ? raw.message : "" } as RunParams;
-  const emit = (event: HarnessEvent) => {
+  // Set once the run has ended (returned, threw, or left a rejection unhandled): what it emits later is dropped.
+  let over = false;
+  const end = (event: HarnessEvent) => {
     for (const piece of fitted(event, sink.eventLimit)) sink.emit({ runId, ...piece });
+  };
+  const emit = (event: HarnessEvent) => {
+    if (!over) end(event);
   };
   const waiters = sink.waiters;
   const ask = (kind: "question" | "approval", payload: Record<string, unknown>) => {
@@ -72,25 +78,43 @@ export async function runAgent(
       if (chunk) emit({ type: "text", content: chunk });
     } else emit(chunk);
   };
-  try {
+  const body = async () => {
     const result = agent.run(params.message, runId, ctx);
     if (isAsyncIterable(result)) {
       for await (const chunk of result) {
-        if (sink.signal.aborted) break; // cancelled: nothing more is sent
+        if (sink.signal.aborted || over) break; // cancelled: nothing more is sent
         send(chunk);
       }
     } else if (isIterable(result)) {
       for (const chunk of result) {
-        if (sink.signal.aborted) break;
+        if (sink.signal.aborted || over) break;
         send(chunk);
       }
     } else {
       await result;
     }
+  };
+  let leak: (why: string) => void = () => {};
+  const leaked = new Promise<never>((_resolve, reject) => {
+    leak = reject;
+  });
+  const scope = {
+    runId,
+    leaked(reason: unknown) {
+      const what = `an unhandled promise rejection in run ${runId}`;
+      // A string: failure() gives it as is, the rejection's own description (stack frames included) in it.
+      if (!over) return leak(`${what}: ${failure(reason)}`);
+      process.stderr.write(`[${agent.name}] ${what}, after it ended (the host serves on): ${failure(reason)}
+`);
+    },
+  };
+  try {
+    await withinRun(scope, () => Promise.race([body(), leaked]));
   } catch (err) {
-    if (!sink.signal.aborted) emit({ type: "error", error: failure(err) });
+    if (!sink.signal.aborted) end({ type: "error", error: failure(err) });
   }
+  over = true;
   const sessionId = await guarded(agent, "getSessionId", () => agent.getSessionId(runId));
-  emit({ type: "done", ...(sessionId ? { sessionId } : {}) });
+  end({ type: "done", ...(sessionId ? { sessionId } : {}) });
   return { runId, cancelled: sink.signal.aborted };
 }
