@@ -48,14 +48,25 @@ def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
 def protocol_stdout() -> Any:
     """The stream protocol lines go to: a file descriptor of their own, with fd 1 pointed at stderr. Swapping
     sys.stdout does not reach a child process the agent starts (a tool, `git status`) or C code: they write to fd 1,
-    and what they wrote without its newline ran into the next protocol line, which Brain then dropped as not JSON."""
-    sys.stdout.flush()
+    and what they wrote without its newline ran into the next protocol line, which Brain then dropped as not JSON.
+
+    So did what the agent printed before serving without a newline (`print("x", end="")` at import). What Python
+    still buffers of it is flushed once fd 1 is stderr, so it goes there; what reached the pipe already (Brain
+    starts hosts with PYTHONUNBUFFERED=1, so every print does at once; a child's output) is ended by a newline the
+    protocol stream starts with: a line of its own, which Brain warns about (not JSON-RPC, not fatal), or a blank
+    line, which it skips, and the first protocol line arrives whole."""
     try:
         fd = os.dup(1)
         os.dup2(2, 1)
     except OSError:  # no fd 1 or 2 to move: sys.stdout is all there is
-        return sys.stdout
-    return open(fd, "w", encoding="utf-8", newline="\n")
+        sys.stdout.flush()
+        out = sys.stdout
+    else:
+        sys.stdout.flush()
+        out = open(fd, "w", encoding="utf-8", newline="\n")
+    out.write("\n")
+    out.flush()
+    return out
 
 
 class LineTooLong(ValueError):

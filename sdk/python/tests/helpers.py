@@ -48,10 +48,11 @@ def in_thread(fn):
     return t
 
 
-def start_stdio_host(script, env=None, **popen):
+def start_stdio_host(script, env=None, blank_first=True, **popen):
     """Starts the host `script` in a process of its own, as Brain starts a stdio host: its three streams piped,
-    the SDK on its PYTHONPATH, `env` over this process's environment."""
-    return subprocess.Popen(
+    the SDK on its PYTHONPATH, `env` over this process's environment. `blank_first`: reads the blank line the
+    protocol stream starts with (see nui_wire.protocol_stdout), so every line after it is a protocol line."""
+    proc = subprocess.Popen(
         [sys.executable, str(script)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -59,3 +60,7 @@ def start_stdio_host(script, env=None, **popen):
         env={**os.environ, "PYTHONPATH": SDK_DIR, **(env or {})},
         **popen,
     )
+    if blank_first:
+        first = proc.stdout.readline()
+        assert first in ("\n", b"\n"), f"the host's stdout began with {first!r}, not a blank line"
+    return proc
