@@ -205,8 +205,9 @@ export class PiSession implements Attachment {
         signal: turn.signal,
       });
       const tokens = contextTokens(messages);
+      // The model's summary may repeat the key the conversation held: it goes through the messages' redactor.
       this.transcript.appendCompaction({
-        summary,
+        summary: this.redactor.redact(summary),
         first_kept: firstKept,
         tokens_before: tokens,
         timestamp: Date.now(),
@@ -214,7 +215,9 @@ export class PiSession implements Attachment {
       this.agent.state.messages = this.transcript.context().messages;
     } catch (err) {
       if (!turn.signal.aborted)
-        this.log(`runner pi: compaction failed, nothing changed: ${(err as Error).message}`);
+        this.log(
+          `runner pi: compaction failed, nothing changed: ${this.redactor.redact((err as Error).message)}`,
+        );
     }
   }
 }

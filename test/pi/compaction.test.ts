@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import { SUMMARY_MARKER } from "../../runners/pi/compaction.js";
 import type { TestBrain } from "../../src/testing/brain.js";
 import { lastUserText } from "../../src/testing/fake-provider/index.js";
-import { bodyText, FORMATS, requestShape, transcript, usePiBed } from "./helpers.js";
+import {
+  API_KEY,
+  bodyText,
+  FORMATS,
+  requestShape,
+  transcript,
+  usePiBed,
+  type WireFormat,
+} from "./helpers.js";
 
 const SUMMARY = "SUMMARY OF THE TALK: the user counted turns.";
 
@@ -64,5 +72,34 @@ describe.each(FORMATS)("runners/pi compaction on $api", (format) => {
     expect(bed.fake.requests.map(requestShape)).toEqual(again);
     expect(bodyText(bed.fake.requests[0])).toContain(SUMMARY);
     expect(original).toHaveLength(1);
+  });
+});
+
+// A summary is the model's words about the conversation, and a model repeats what it saw: a key pasted into a
+// turn comes back in the summary. The transcript keeps the key out of messages; the compaction entry is written
+// to the same file, and a key there makes every checkpoint (and so fork) of the session refused.
+const keyed = usePiBed((fake) => {
+  fake.setFallback((req) =>
+    bodyText(req).includes(SUMMARY_MARKER)
+      ? { text: `${SUMMARY} They pasted the key ${API_KEY}.` }
+      : { text: `echo: ${lastUserText(req)}` },
+  );
+});
+
+const [completions] = FORMATS as [WireFormat];
+
+describe("runners/pi compaction of a conversation that held the key", () => {
+  it("writes the summary with the key redacted, and the session still checkpoints", async () => {
+    t = keyed.brain(completions);
+    const options = { context_window: 2_000, compaction_threshold: 0.5, compaction_keep_tokens: 150 };
+    const session = await t.brain.create({ harness: "pi", config: { model: completions.model, options } });
+    for (let turn = 1; turn <= 8; turn++) {
+      await (await session.prompt(`turn ${turn}: my key is ${API_KEY}. ${filler}`)).settled;
+      if (transcript(t, session).some((e) => e.type === "compaction")) break;
+    }
+    const entry = transcript(t, session).find((e) => e.type === "compaction");
+    expect(entry?.summary).toContain(SUMMARY);
+    expect(JSON.stringify(transcript(t, session))).not.toContain(API_KEY);
+    expect((await session.checkpoint()).files).toHaveLength(1);
   });
 });
