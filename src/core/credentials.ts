@@ -3,6 +3,7 @@
 import type { ProviderSettings } from "../protocol/config.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
+import { dockerEnvArgs } from "./docker-env-args.js";
 import { SessionError } from "./errors.js";
 import { envSecrets, SECRET_NAME, type Secret } from "./redact.js";
 
@@ -84,13 +85,17 @@ export function recordSecrets(
   // view: a gateway key in their URL would be shown with them, though its log keeps it out (sessionSecrets).
   if (typeof record.provider === "object" && record.provider.base_url)
     out.push(...urlSecrets(record.provider.base_url));
+  const assigned: [string, unknown][] = [];
   const sessionEnv = record.config.options?.env;
-  if (sessionEnv && typeof sessionEnv === "object") {
-    for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {
-      if (typeof value !== "string") continue;
-      // A connection URL's password (DATABASE_URL=postgres://app:PASSWORD@db), whatever the variable's name.
-      out.push(...(SECRET_NAME.test(name) ? [{ name, value }] : urlSecrets(value)));
-    }
+  if (sessionEnv && typeof sessionEnv === "object") assigned.push(...Object.entries(sessionEnv));
+  // A docker agent definition's docker_args set variables too (`-e API_KEY=…`), which its container may echo.
+  const dockerArgs = record.config.options?.docker_args;
+  if (Array.isArray(dockerArgs))
+    assigned.push(...dockerEnvArgs(dockerArgs).map((a): [string, string] => [a.name, a.value]));
+  for (const [name, value] of assigned) {
+    if (typeof value !== "string") continue;
+    // A connection URL's password (DATABASE_URL=postgres://app:PASSWORD@db), whatever the variable's name.
+    out.push(...(SECRET_NAME.test(name) ? [{ name, value }] : urlSecrets(value)));
   }
   return out;
 }

@@ -90,6 +90,9 @@ describe("docker: the container's environment", () => {
       "API_KEY=argv-secret-1",
       "--env=TOKEN_2=argv-secret-2",
       "-eDB_PASS=argv-secret-3",
+      "-e=SECRET_4=argv-secret-4",
+      "--env",
+      "PASS_TOKEN=argv-secret-5",
     ];
     const session = await brain.create({
       harness: "docker",
@@ -106,10 +109,20 @@ describe("docker: the container's environment", () => {
       API_KEY: "argv-secret-1",
       TOKEN_2: "argv-secret-2",
       DB_PASS: "argv-secret-3",
+      SECRET_4: "argv-secret-4",
+      PASS_TOKEN: "argv-secret-5",
     });
     expect(container.envFile).toMatchObject({ mode: 0o600 });
     const argv = JSON.stringify(readCalls(state));
-    for (const n of [1, 2, 3]) expect(argv).not.toContain(`argv-secret-${n}`);
+    for (const n of [1, 2, 3, 4, 5]) expect(argv).not.toContain(`argv-secret-${n}`);
+    // Nor in what a client reads: the agent's echo of them in the log, the session's record as shown.
+    for (const name of ["API_KEY", "SECRET_4"]) {
+      expect((await (await session.prompt(`say-env ${name}`)).settled).status).toBe("completed");
+    }
+    const shown = JSON.stringify([await events(session), brain.shownRecord(await brain.record(session.id))]);
+    expect(shown).toContain("[redacted:SECRET_4]");
+    // Secret-named ones, as for options.env (core/redact.ts SECRET_NAME): DB_PASS is not such a name.
+    for (const n of [1, 2, 4, 5]) expect(shown).not.toContain(`argv-secret-${n}`);
     await brain.closeSession(session.id);
   });
 
