@@ -13,6 +13,7 @@ import {
   type TurnContext,
 } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
+import { Redactor } from "../../core/redact.js";
 import { CONVERSATION_FILE, Conversation } from "./conversation.js";
 import { conversationReadLimit } from "./conversation-file.js";
 import { ImageError, loadImages } from "./images.js";
@@ -40,7 +41,11 @@ export class ApiHarness implements Harness {
   ) {
     // Passive open: the conversation is read from disk, nothing is sent anywhere.
     try {
-      this.conversation = new Conversation(options.dir, conversationReadLimit(settings.compactAtTokens));
+      this.conversation = new Conversation(
+        options.dir,
+        conversationReadLimit(settings.compactAtTokens),
+        new Redactor(model.apiKey ? [{ name: "provider_key", value: model.apiKey }] : []),
+      );
     } catch (err) {
       throw new HarnessError("brain_error", `cannot read the conversation file: ${(err as Error).message}`);
     }

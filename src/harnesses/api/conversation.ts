@@ -7,6 +7,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage, ToolCallPart, ToolContent, ToolModelMessage } from "ai";
 import type { NativeFile } from "../../core/harness.js";
+import type { Redactor } from "../../core/redact.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 import { conversationReadLimit, readConversationFile, tooLongError } from "./conversation-file.js";
 
@@ -251,7 +252,15 @@ export class Conversation {
    * Passive: reads the file, if any, and nothing else. `limit`: the bytes of its tail read at most (see
    * conversationReadLimit); a longer file must hold a compaction in them, and only what follows it is kept.
    */
-  constructor(dir: string, limit = conversationReadLimit(0)) {
+  constructor(
+    dir: string,
+    limit = conversationReadLimit(0),
+    /**
+     * Keeps the session's key out of every entry appended: a prompt, a tool's result or the model's reply (or its
+     * summary) may repeat it, and a checkpoint of a file holding it is refused, as is every fork from then on.
+     */
+    private readonly redactor?: Redactor,
+  ) {
     this.path = join(dir, CONVERSATION_FILE);
     const file = readConversationFile(this.path, limit);
     if (!file) return;
@@ -314,7 +323,9 @@ export class Conversation {
    * (a full disk) are left out of the conversation as they are out of the file, and the file is opened again for the
    * next append: the next request is still the file's, and a disk with room again takes the next turn.
    */
-  append(...entries: Entry[]): Promise<void> {
+  append(...given: Entry[]): Promise<void> {
+    // Redacted in memory too: the next request is the one a fresh open of the file would send.
+    const entries = this.redactor ? given.map((entry) => this.redactor!.redactDeep(entry)) : given;
     this.entries.push(...entries);
     const lines = entries.map((e) => encodeLine(e)).join("");
     return this.queue(async () => {

@@ -158,6 +158,8 @@ export interface ResolvedModel {
   streamError?: () => string | undefined;
   /** The model's refusal must be read from the raw chunks: its SDK package drops it. */
   refusalsInRaw?: boolean;
+  /** The key the session's requests carry, if any: what the conversation file must never hold. */
+  apiKey?: string;
   /**
    * `text` without the key's masked echo (OpenAI's 401 shows its first 8 and last 4 characters), as the credential
    * proxy takes it from what a CLI agent reads (../cli/masked-echo.ts): the log's redactor knows the key only whole.
@@ -257,6 +259,7 @@ export function resolveModel(
     model,
     ...(errors ? { streamError: () => errors.last() } : {}),
     ...(kind.dropsRefusals ? { refusalsInRaw: true } : {}),
+    ...(apiKey ? { apiKey } : {}),
     withoutKeyEcho: (text) => echo?.redact(text) ?? text,
     close: () => pool.destroy().catch(() => {}),
   };
