@@ -94,6 +94,12 @@ export interface HarnessOptions {
    */
   secret?(secret: Secret): void;
   /**
+   * `value` with every secret the session's log keeps out redacted (the provider key, the host's secret-named
+   * variables, MCP `${VAR}` values): for a harness that writes its own native state, which a checkpoint holding
+   * one refuses. Optional, so hosts and tests need not provide it.
+   */
+  redact?<T>(value: T): T;
+  /**
    * Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. `answer`,
    * when given, is called with the tool's result as soon as there is one, just before its `tool.result` is logged
    * in the same tick: it hands the result on (a write to a runner, whose reaction is read later) and emits nothing

@@ -85,6 +85,7 @@ export function partsForHarness(parts: SessionParts) {
     ...(parts.providerEnv ? { providerEnv: parts.providerEnv } : {}),
     policy: (tool: string) => parts.permissions.decide(tool),
     secret: (secret: Secret) => parts.redactor.add([secret]),
+    redact: <T>(value: T): T => parts.redactor.redactDeep(value),
     ...(parts.log.pending ? { backlog: new Backlog(parts.log.pending) } : {}),
   };
 }

@@ -44,7 +44,9 @@ export class ApiHarness implements Harness {
       this.conversation = new Conversation(
         options.dir,
         conversationReadLimit(settings.compactAtTokens),
-        new Redactor(model.apiKey ? [{ name: "provider_key", value: model.apiKey }] : []),
+        options.redact
+          ? { redactDeep: options.redact }
+          : new Redactor(model.apiKey ? [{ name: "provider_key", value: model.apiKey }] : []),
       );
     } catch (err) {
       throw new HarnessError("brain_error", `cannot read the conversation file: ${(err as Error).message}`);

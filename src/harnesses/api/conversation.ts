@@ -7,7 +7,6 @@ import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage, ToolCallPart, ToolContent, ToolModelMessage } from "ai";
 import type { NativeFile } from "../../core/harness.js";
-import type { Redactor } from "../../core/redact.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 import { conversationReadLimit, readConversationFile, tooLongError } from "./conversation-file.js";
 
@@ -256,10 +255,10 @@ export class Conversation {
     dir: string,
     limit = conversationReadLimit(0),
     /**
-     * Keeps the session's key out of every entry appended: a prompt, a tool's result or the model's reply (or its
-     * summary) may repeat it, and a checkpoint of a file holding it is refused, as is every fork from then on.
+     * Keeps the session's secrets out of every entry appended: a prompt, a tool's call or result, the model's reply
+     * or summary may repeat one, and a checkpoint of a file holding it is refused, as is every fork from then on.
      */
-    private readonly redactor?: Redactor,
+    private readonly redactor?: { redactDeep<T>(value: T): T },
   ) {
     this.path = join(dir, CONVERSATION_FILE);
     const file = readConversationFile(this.path, limit);
