@@ -96,6 +96,29 @@ function unreadable(err: unknown): { text: string; what: string } | undefined {
   return undefined;
 }
 
+/**
+ * The event, content block or delta type an event names that the SDK package does not know, when that is all that
+ * is wrong with it: a provider adds such types within one version of its API (Anthropic's versioning policy asks
+ * clients to ignore the ones they do not know), and one the package cannot read must not fail every turn.
+ * Undefined for any other error, a known event in another shape included.
+ */
+export function unknownEventType(err: unknown): string | undefined {
+  if (!TypeValidationError.isInstance(err)) return undefined;
+  const issues = (err.cause as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues) || issues.length !== 1) return undefined;
+  const issue = issues[0] as { code?: unknown; discriminator?: unknown; path?: unknown };
+  const path = issue.path;
+  if (issue.code !== "invalid_union" || typeof issue.discriminator !== "string" || !Array.isArray(path))
+    return undefined;
+  if (path.at(-1) !== issue.discriminator) return undefined;
+  let named: unknown = err.value;
+  for (const key of path) named = (named as Record<string, unknown> | null)?.[key as string];
+  if (typeof named !== "string") return undefined;
+  if (path.length === 1) return quoted(named, 100);
+  const top = (err.value as Record<string, unknown>)[issue.discriminator];
+  return `${typeof top === "string" ? quoted(top, 100) : "an event"} of ${path.join(".")} "${quoted(named, 100)}"`;
+}
+
 /** What the provider sent, in an error: its head, cut between words (as messageInBody's), and how long it was. */
 function quoted(text: string, max = 200): string {
   return text.length <= max ? text : `${headOf(text, max)}… (${text.length} characters)`;

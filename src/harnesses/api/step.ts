@@ -9,6 +9,7 @@ import {
   streamText,
   type ToolSet,
 } from "ai";
+import { unknownEventType } from "./errors.js";
 import { type ApiSettings, DEFAULTS } from "./settings.js";
 
 export interface StepRequest {
@@ -23,6 +24,8 @@ export interface StepRequest {
   signal: AbortSignal;
   onDelta(text: string): void;
   onWarning(message: string): void;
+  /** An event the SDK package could not read only because its type is newer than the package: passed over. */
+  onUnknownEvent(type: string): void;
   /** The error the provider streamed, when its SDK package dropped it and only ended the stream. */
   streamError?: () => string | undefined;
   /** Its SDK package drops a Chat Completions `refusal` delta: read it from the raw chunks, as text. */
@@ -172,6 +175,11 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
         finishReason = part.finishReason;
         rawFinishReason = part.rawFinishReason;
       } else if (part.type === "error") {
+        const unknown = unknownEventType(part.error);
+        if (unknown !== undefined) {
+          req.onUnknownEvent(unknown);
+          continue;
+        }
         failure = part.error;
         break;
       } else if (part.type === "abort") {

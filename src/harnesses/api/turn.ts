@@ -245,6 +245,10 @@ async function request(
         signal,
         onDelta,
         onWarning: (message) => deps.warn(message),
+        onUnknownEvent: (type) =>
+          deps.warn(
+            `${model.provider} sent a stream event this version of Brain does not know (${type}); passed over it`,
+          ),
         ...(model.streamError ? { streamError: model.streamError } : {}),
         ...(model.refusalsInRaw ? { refusalsInRaw: true } : {}),
         ...(streamed ? { streamed } : {}),
