@@ -33,6 +33,7 @@ const anthropic = [
   delta(1, { type: "text_delta", text: "hello " }),
   delta(1, { type: "future_delta", data: "z" }),
   delta(1, { type: "text_delta", text: "world" }),
+  delta(1, { type: "future_delta", data: "z" }),
   event("content_block_stop", { index: 1 }),
   event("message_delta", {
     delta: { stop_reason: "end_turn", stop_sequence: null },
@@ -51,7 +52,7 @@ beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", res
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("anthropic streaming event, block and delta types its SDK package does not know", () => {
-  it("passes over them, saying which, and completes the turn with the answer around them", async () => {
+  it("passes over them, saying which once, and completes the turn with the answer around them", async () => {
     const session = await bed.sessionAt(
       "anthropic",
       `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
