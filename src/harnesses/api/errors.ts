@@ -191,7 +191,8 @@ function isTimeout(err: unknown): boolean {
 }
 
 /**
- * Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures, and
+ * Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures, a
+ * stream that ended before the model finished, and
  * for an error streamed before any text, the SDK's verdict or its type's (Anthropic's overloaded_error).
  */
 export function isRetryable(thrown: unknown): boolean {
@@ -200,8 +201,14 @@ export function isRetryable(thrown: unknown): boolean {
   if (APICallError.isInstance(err)) return err.isRetryable;
   const streamed = streamedError(err);
   if (streamed) return streamed.retryable ?? TRANSIENT.test(streamed.kind ?? "");
-  return isTimeout(err) || isDropped(err) || isUnreachable(err);
+  return isTimeout(err) || isDropped(err) || isUnreachable(err) || isUnfinished(err);
 }
+
+/**
+ * A stream that ended cleanly before the model finished (step.ts's UnfinishedStreamError): a dropped stream by
+ * another name (a proxy or load balancer closing it), worth another try while nothing of it was shown.
+ */
+const isUnfinished = (err: unknown) => err instanceof Error && err.name === "UnfinishedStreamError";
 
 /**
  * How long the provider asked us to wait (`retry-after-ms`, `retry-after` seconds or date, or in the body as Gemini

@@ -5,6 +5,7 @@ import {
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
+  NoOutputGeneratedError,
   type ProviderMetadata,
   streamText,
   type ToolSet,
@@ -87,6 +88,8 @@ export class IdleTimeoutError extends Error {
 export class UnfinishedStreamError extends Error {
   override name = "UnfinishedStreamError";
 }
+
+const UNFINISHED = "the stream ended before the model finished (it sent no finish reason)";
 
 /** The model wrote more in one answer than any model can: a broken provider or proxy streaming without end. */
 export class OversizeAnswerError extends Error {
@@ -219,15 +222,15 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     // runner failing (crashed, out of memory), worth another try while nothing of the answer was shown.
     if (said !== undefined) failure = { message: said, isRetryable: true };
   }
+  // A stream that ended before its first event (Anthropic's and OpenAI's packages then end without a finish part):
+  // the SDK's "No output generated" says less than the unfinished stream it is, as the other packages have it told.
+  if (NoOutputGeneratedError.isInstance(failure)) failure = new UnfinishedStreamError(UNFINISHED);
   if (failure !== undefined || !usage) {
     Promise.resolve(result.response).catch(() => {});
     throw new StepError(failure ?? new Error("the stream ended without finishing"), text);
   }
   if (unfinished(finishReason, rawFinishReason)) {
-    throw new StepError(
-      new UnfinishedStreamError("the stream ended before the model finished (it sent no finish reason)"),
-      text,
-    );
+    throw new StepError(new UnfinishedStreamError(UNFINISHED), text);
   }
   const response = await result.response;
   return {
