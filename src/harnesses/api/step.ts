@@ -222,7 +222,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     // runner failing (crashed, out of memory), worth another try while nothing of the answer was shown.
     if (said !== undefined) failure = { message: said, isRetryable: true };
   }
-  // A stream that ended before its first event (Anthropic's and OpenAI's packages then end without a finish part):
+  // A stream that ended before its first event (Anthropic's package then ends without a finish part):
   // the SDK's "No output generated" says less than the unfinished stream it is, as the other packages have it told.
   if (NoOutputGeneratedError.isInstance(failure)) failure = new UnfinishedStreamError(UNFINISHED);
   if (failure !== undefined || !usage) {
