@@ -161,7 +161,8 @@ describe("provider failures", () => {
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error).toEqual({
       code: "provider_error",
-      message: "anthropic answered HTTP 500: still down (after 2 attempts)",
+      message:
+        "anthropic answered HTTP 500: still down (after 2 attempts); it may pass: prompt again later, or raise config.options.retries (now 1)",
     });
   });
 

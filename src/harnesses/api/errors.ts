@@ -211,6 +211,17 @@ export function isRetryable(thrown: unknown): boolean {
 const isUnfinished = (err: unknown) => err instanceof Error && err.name === "UnfinishedStreamError";
 
 /**
+ * What the turn's error adds when a status that may pass (429, 529, 503: busy or rate-limited) outlasted the
+ * retries: that it may, and the two ways on. A status with a fix of its own (STATUS_HINTS) keeps that one alone.
+ */
+export function passingHint(err: unknown, retries: number): string {
+  if (!APICallError.isInstance(err) || !err.isRetryable) return "";
+  const status = err.statusCode ?? 0;
+  if (status < 400 || STATUS_HINTS[status]) return "";
+  return `; it may pass: prompt again later, or raise config.options.retries (now ${retries})`;
+}
+
+/**
  * How long the provider asked us to wait (`retry-after-ms`, `retry-after` seconds or date, or in the body as Gemini
  * says it), if it did.
  */

@@ -9,7 +9,7 @@ import { MAX_TOOL_CALLS_IN_FLIGHT } from "../process/call-places.js";
 import { Semaphore } from "../process/semaphore.js";
 import { SUMMARY_RESULT_CHARS, shouldCompact, summaryRequest } from "./compaction.js";
 import { type Conversation, withBoundedResults } from "./conversation.js";
-import { backoffMs, describeProviderError, isRetryable, waitTooLong } from "./errors.js";
+import { backoffMs, describeProviderError, isRetryable, passingHint, waitTooLong } from "./errors.js";
 import type { LoadedImage } from "./images.js";
 import type { ResolvedModel } from "./providers.js";
 import type { ApiSettings } from "./settings.js";
@@ -259,7 +259,7 @@ async function request(
       const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
       if (err.streamed) throw new BrokenAnswer(`${why}${tries}`, err.text);
       if (!isRetryable(err.error) || attempt >= settings.retries) {
-        throw new HarnessError("provider_error", `${why}${tries}`);
+        throw new HarnessError("provider_error", `${why}${tries}${passingHint(err.error, settings.retries)}`);
       }
       const tooLong = waitTooLong(err.error);
       if (tooLong) throw new HarnessError("provider_error", `${why}${tries}${tooLong}`);
