@@ -155,3 +155,18 @@ export function missingHistory(
   const why = odd.length > 0 ? `; ${odd.join("; ")}` : "";
   return `${what} (${names}) does not hold the last prompt Brain's log says the model answered (${shown(expected.lastPrompt)})${why}`;
 }
+
+/**
+ * missingHistory for an agent that records a turn only as it ends, or (pi) writes nothing before its first answer
+ * ends: a turn that failed mid-way (its program killed) may be absent, the turns kept before it may not. `check` is
+ * the lookup (missingHistory, or one that adds a hint to what it finds missing).
+ */
+export function missingKeptHistory(
+  expected: ExpectedHistory,
+  check: (expected: ExpectedHistory) => string | undefined,
+): string | undefined {
+  const missing = check(expected);
+  if (!missing || expected.lastKept === expected.lastPrompt) return missing;
+  if (expected.lastKept === undefined) return undefined;
+  return check({ ...expected, lastPrompt: expected.lastKept }) && missing;
+}

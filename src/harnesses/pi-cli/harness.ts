@@ -10,7 +10,7 @@
 // file), and sent again as a follow-up of the same turn (none when the turn was interrupted or failed).
 import { basename, join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
-import { missingHistory } from "../../core/native-check.js";
+import { missingHistory, missingKeptHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
@@ -67,15 +67,17 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     return new PiHarness(ctx, wire);
   }
 
-  /** The newest session file in the session dir: the one `connect` resumes. */
+  /**
+   * The newest session file in the session dir: the one `connect` resumes. pi writes that file only once its
+   * session holds an assistant message, so a pi killed before its first answer ended left none, and the failed
+   * turn's prompt is not history pi can hold: the turns kept before it must be there.
+   */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     const sessionsDir = join(this.options.dir, SESSIONS_DIR);
     const file = latestSessionFile(sessionsDir);
-    return missingHistory(
-      file ? "the pi session file" : `the pi session file (none in ${SESSIONS_DIR})`,
-      this.options.dir,
-      file ? [file] : [],
-      expected,
+    const what = file ? "the pi session file" : `the pi session file (none in ${SESSIONS_DIR})`;
+    return missingKeptHistory(expected, (wanted) =>
+      missingHistory(what, this.options.dir, file ? [file] : [], wanted),
     );
   }
 

@@ -1,7 +1,7 @@
 // Whether a runner's native dir still holds the conversation Brain's log says it had (Harness.verify).
 import { join } from "node:path";
 import type { ExpectedHistory } from "../../core/harness.js";
-import { missingHistory } from "../../core/native-check.js";
+import { missingHistory, missingKeptHistory } from "../../core/native-check.js";
 import { listNativeFiles } from "../cli/files.js";
 
 /**
@@ -18,12 +18,9 @@ export async function missingRunnerHistory(
   const kept = await listNativeFiles(dir, "", { appendOnly: () => false });
   const what = `the native state of runner "${runnerName}"`;
   const files = kept.map((f) => join(dir, f.path));
-  const missing = missingIn(what, dir, files, expected);
   // A runner may record a turn only as it ends: one that crashed mid-turn kept nothing of that failed turn,
   // and must hold only the turns before it.
-  if (!missing || expected.lastKept === expected.lastPrompt) return missing;
-  if (expected.lastKept === undefined) return undefined;
-  return missingIn(what, dir, files, { ...expected, lastPrompt: expected.lastKept }) && missing;
+  return missingKeptHistory(expected, (wanted) => missingIn(what, dir, files, wanted));
 }
 
 function missingIn(

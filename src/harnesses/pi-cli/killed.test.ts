@@ -1,0 +1,38 @@
+// pi killed mid-turn (kill -9, the OOM killer) before its first answer ended: pi writes its session file only once
+// the session holds an assistant message, so none was written, while Brain's log has the prompt and the deltas
+// streamed for it. The turn fails naming pi and its end; the next prompt must start pi afresh (what pi held: nothing),
+// not refuse for ever for a lost history the failed turn never had.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, expect, it, vi } from "vitest";
+import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
+import { type CliBed, cliBed } from "../../testing/cli.js";
+import { locateCli } from "../cli/locate.js";
+import { piCliCase } from "./testing/case.js";
+
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
+
+const found = locateCli("pi");
+let bed: CliBed | undefined;
+afterEach(async () => {
+  await bed?.close();
+  bed = undefined;
+});
+
+it.runIf(found)("after pi is killed mid-answer in the first turn, the session prompts again", async () => {
+  // The real pi, behind a script that says its pid (exec: the pid is pi's).
+  const dir = tempDir("brain-pi-killed-");
+  const bin = join(dir, "pi");
+  writeFileSync(bin, `#!/bin/sh\necho $$ >> "${dir}/pids"\nexec "${found}" "$@"\n`, { mode: 0o755 });
+  bed = await cliBed((launcher) => piCliCase.factory({ launcher, bin }), piCliCase.provider);
+  const session = await bed.create();
+  const slow = await session.prompt("Talk SLOW please");
+  await waitForEvent(session, (e) => e.type === "assistant.delta" && e.turn === slow.turn);
+  process.kill(Number(readFileSync(join(dir, "pids"), "utf8").trim()), "SIGKILL");
+  const killed = await slow.settled;
+  expect(killed.status).toBe("failed");
+  expect(killed.error?.message).toMatch(/^pi-cli: pi /);
+  const next = await session.prompt("NOTOOL again");
+  expect(await next.settled).toEqual({ turn: next.turn, status: "completed" });
+  expect(textOf(await events(session), next.turn)).toBe("hello from fake");
+});
