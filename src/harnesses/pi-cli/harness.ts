@@ -11,6 +11,7 @@
 import { basename, join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory, missingKeptHistory } from "../../core/native-check.js";
+import { preview } from "../../protocol/ndjson.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
@@ -273,6 +274,10 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       case "end":
         this.heldEnd = signal.end;
         return this.finishRun();
+      case "unknown":
+        return this.warn(
+          `pi wrote an event of a type Brain does not know (${JSON.stringify(preview(signal.type, 80))}), skipped; a pi newer than Brain knows? Further events of that type are skipped silently`,
+        );
     }
   }
 

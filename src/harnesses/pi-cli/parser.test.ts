@@ -64,11 +64,20 @@ describe("pi rpc", () => {
     });
   });
 
-  it("reports a failed model call as provider_error, skips unknown types, and turns dialogs into questions", () => {
+  it("knows every type real pi wrote: none is said to be unknown", () => {
+    const files = ["openai-completions", "openai-responses", "anthropic-messages"].map(
+      (api) => `pi/${api}-a-rpc.jsonl`,
+    );
+    const all = [...files, "pi/openai-completions-b-resume.jsonl"].flatMap(parse);
+    expect(all.filter((s) => s.kind === "unknown")).toEqual([]);
+  });
+
+  it("reports a failed model call as provider_error, skips unknown types (said once), and turns dialogs into questions", () => {
     const parser = new PiEventParser();
     expect(parser.handle({ type: "queue_update", steering: ["x"] })).toEqual([
       { kind: "queue", steering: ["x"] },
     ]);
+    expect(parser.handle({ type: "no_such_event" })).toEqual([{ kind: "unknown", type: "no_such_event" }]);
     expect(parser.handle({ type: "no_such_event" })).toEqual([]);
     parser.handle({
       type: "message_end",

@@ -1,7 +1,8 @@
 // pi's RPC mode output (`pi --mode rpc`) mapped to Brain: text deltas from `message_update`, one
 // `assistant.message` per assistant `message_end` (text, usage with cost, stop reason), tool calls and results
 // from `tool_execution_start`/`_end` (pi's own tool names: bash, read, edit, write, …), command responses, the
-// extension dialogs that need an answer, and the end of a prompt at `agent_end`. Unknown types are skipped.
+// extension dialogs that need an answer, and the end of a prompt at `agent_end`. Unknown types are skipped, each
+// said once: a newer pi that renamed an event Brain reads would otherwise look like a turn that went quiet.
 // A prompt whose model call failed is not over at its `agent_end`: pi may run it again (its auto-retry after a 429,
 // a 5xx or a lost connection; a compaction after a context overflow), and says so right after, in the same breath.
 // Such an end is held and a `get_state` sent: pi answers it only after it has said whether it retries.
@@ -24,9 +25,23 @@ export type PiSignal =
   /** pi's own steering queue, as it now stands: what pi took but has not run yet. */
   | { kind: "queue"; steering: string[] }
   /** A command to write to pi (the probe that decides a held end). */
-  | { kind: "send"; command: { id: string; type: string } };
+  | { kind: "send"; command: { id: string; type: string } }
+  /** The first event of a type this parser does not know (a newer pi's). */
+  | { kind: "unknown"; type: string };
 
 const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
+/** What pi 0.73 writes that Brain has no use for (its RpcMode output and AgentSessionEvent types). */
+const SKIPPED = new Set([
+  "turn_start",
+  "turn_end",
+  "message_start",
+  "tool_execution_update",
+  "session_info_changed",
+  "thinking_level_changed",
+  "extension_error",
+]);
+/** Different unknown types said per pi process: a pi writing a new type on every line must not flood the log. */
+const UNKNOWN_TYPES_SAID = 20;
 
 export class PiEventParser {
   /** How the prompt's last assistant message stopped: decides how `agent_end` ends the turn. */
@@ -38,6 +53,8 @@ export class PiEventParser {
   private probes = 0;
   /** A compaction is running: one after a context overflow may run the prompt again when it ends. */
   private compacting = false;
+  /** The unknown event types said so far. */
+  private readonly unknown = new Set<string>();
 
   handle(line: Json): PiSignal[] {
     if (line === null || typeof line !== "object") return [];
@@ -121,8 +138,15 @@ export class PiEventParser {
           },
         ];
       default:
-        return [];
+        return this.onUnknown(line.type);
     }
+  }
+
+  private onUnknown(type: unknown): PiSignal[] {
+    const name = typeof type === "string" ? type : JSON.stringify(type ?? null);
+    if (SKIPPED.has(name) || this.unknown.has(name) || this.unknown.size >= UNKNOWN_TYPES_SAID) return [];
+    this.unknown.add(name);
+    return [{ kind: "unknown", type: name }];
   }
 
   private onMessageEnd(message: Json): PiSignal[] {
