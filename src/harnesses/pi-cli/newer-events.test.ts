@@ -2,7 +2,7 @@
 // new type is said once in the session's log, so that a pi whose events Brain no longer reads (a renamed delta)
 // is seen for what it is rather than as a turn that went quiet. The real pi, behind a script that writes such
 // lines on its stdout first.
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
 import { events, tempDir, textOf } from "../../testing/brain.js";
@@ -14,13 +14,16 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const found = locateCli("pi");
 let bed: CliBed | undefined;
+/** The directory of the script in front of pi. */
+let dir: string | undefined;
 afterEach(async () => {
   await bed?.close();
   bed = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 it.runIf(found)("skips events of types it does not know, saying each type once, and huge lines", async () => {
-  const dir = tempDir("brain-pi-newer-");
+  dir = tempDir("brain-pi-newer-");
   const bin = join(dir, "pi");
   const huge = JSON.stringify({ type: "turn_start", padding: "x".repeat(8 << 20) });
   writeFileSync(join(dir, "huge.jsonl"), `${huge}\n`);
