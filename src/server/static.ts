@@ -26,8 +26,11 @@ export const UI_HEADERS = {
 };
 
 // Every other answer (JSON, an error, a 404 that quotes its path, the event stream) is data, never a page: nothing
-// in it may run or load, be framed, or be read as another type than it says.
+// in it may run or load, be framed, or be read as another type than it says. Nor be kept: a browser keeps an
+// answer that does not say no-store, and gives it from its cache to any page of the origin, with no token, after
+// sign-out too (a shared machine's next user).
 export const DATA_HEADERS = {
+  "cache-control": "no-store",
   "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",

@@ -30,7 +30,7 @@ export interface EventRouteParts {
 const HEADERS = {
   ...DATA_HEADERS,
   "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache, no-transform",
+  "cache-control": "no-store, no-transform",
   connection: "keep-alive",
   "x-accel-buffering": "no",
 };
