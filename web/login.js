@@ -80,6 +80,8 @@ function leaveTenant() {
   $("session").hidden = true;
   $("empty").hidden = false;
   $("who").textContent = "";
+  $("sign-out").hidden = true;
+  $("login-token").value = "";
   $("conn").textContent = "idle";
   $("conn").dataset.state = "idle";
 }
@@ -103,6 +105,9 @@ export async function signIn(token, who) {
   if (state.api && state.api.token !== token) leaveTenant();
   state.api = api;
   $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
+  $("sign-out").hidden = false;
+  // A token typed into the form stays out of the page once it is in use (the form shows again on sign-out).
+  $("login-token").value = "";
   $("login").hidden = true;
   $("main").hidden = false;
   try {
@@ -190,7 +195,22 @@ export async function onHashChange() {
   if (state.api && session && session !== state.session) await openSession(session);
 }
 
+/**
+ * Sign out: nothing of the tenant stays in this browser for its next user (a shared machine): not the token it
+ * kept, which signed the next visit in by itself, not what the page showed, not the open session in the address.
+ */
+function signOutHere() {
+  leaveTenant();
+  localStorage.removeItem("brain.token");
+  setHash(new URLSearchParams());
+  $("main").hidden = true;
+  $("login").hidden = false;
+  showError("login-error");
+  $("login-token").focus();
+}
+
 export function wireLogin() {
+  $("sign-out").onclick = signOutHere;
   $("login-form").onsubmit = async (e) => {
     e.preventDefault();
     const token = $("login-token").value.trim();
