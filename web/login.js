@@ -1,7 +1,7 @@
 // @ts-check
 // Signing in: the token typed into the form, kept in this browser, or carried by a link (#token=...), which asks
 // first before it moves this browser to another tenant; a link pasted into the tab acts as if opened afresh.
-import { Api } from "./api.js";
+import { Api, newKey } from "./api.js";
 import { $, hashParams, setHash, showError, state } from "./page.js";
 import { openSession } from "./session.js";
 import { pollSessions, refreshSessions } from "./sessions.js";
@@ -195,13 +195,25 @@ export async function onHashChange() {
   if (state.api && session && session !== state.session) await openSession(session);
 }
 
+/** The localStorage key whose setting tells this browser's other tabs that one of them signed out. */
+const SIGNED_OUT = "brain.signed-out";
+
 /**
  * Sign out: nothing of the tenant stays in this browser for its next user (a shared machine): not the token it
  * kept, which signed the next visit in by itself, not what the page showed, not the open session in the address.
  */
 function signOutHere() {
-  leaveTenant();
+  leave();
   localStorage.removeItem("brain.token");
+  // Said to the other tabs of this browser (a storage event), which show what the forgotten token read: set and
+  // taken away at once, so nothing stays.
+  localStorage.setItem(SIGNED_OUT, newKey());
+  localStorage.removeItem(SIGNED_OUT);
+}
+
+/** What signing out does to this tab's page. */
+function leave() {
+  leaveTenant();
   setHash(new URLSearchParams());
   $("main").hidden = true;
   $("login").hidden = false;
@@ -211,6 +223,10 @@ function signOutHere() {
 
 export function wireLogin() {
   $("sign-out").onclick = signOutHere;
+  // Signed out in another tab of this browser: this one leaves as well (it is not told of its own setItem).
+  window.addEventListener("storage", (e) => {
+    if (e.key === SIGNED_OUT && e.newValue !== null && state.api) leave();
+  });
   $("login-form").onsubmit = async (e) => {
     e.preventDefault();
     const token = $("login-token").value.trim();

@@ -1,7 +1,8 @@
 // Signing out of the web UI, in a real browser: the page kept its token in the browser's storage for good, with
 // no way to leave but clearing the site's data by hand, so the next user of a shared machine opened the daemon's
 // address and was signed in as the last one, transcripts and all. Sign out forgets the token, leaves the page
-// empty, and a reload asks for a token again.
+// empty, and a reload asks for a token again; the browser's other tabs, signed in with the token it kept, leave
+// with it.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { collect, settled } from "../testing/http.js";
@@ -47,6 +48,29 @@ describe("web UI signing out", () => {
       expect(await page.locator("#login-error").textContent()).toBe("");
     } finally {
       await page.close();
+    }
+  });
+
+  it("signs this browser's other tabs out too", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    // One browser (one storage), two tabs: the second signs in with the token the first kept.
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      await first.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => first.locator("#conn").textContent()).toBe("live");
+      const second = await context.newPage();
+      await second.goto(`${t.url}/#session=${id}`);
+      await expect.poll(() => second.locator("#conn").textContent()).toBe("live");
+      await first.locator("#sign-out").click();
+      await expect.poll(() => second.locator("#login").isVisible()).toBe(true);
+      expect(await second.locator("#main").isVisible()).toBe(false);
+      expect(await second.locator("#transcript").textContent()).toBe("");
+      expect(await second.locator("#conn").textContent()).toBe("idle");
+      expect(new URL(second.url()).hash).toBe("");
+      expect(await kept(second)).toBeNull();
+    } finally {
+      await context.close();
     }
   });
 
