@@ -136,8 +136,13 @@ export class JsonlEventLog implements EventLog {
     }
     const written = new Promise<SessionEvent[]>(this.queue.settle);
     if (options?.awaited) this.queue.awaited++;
-    if (!options?.deferred || this.flushing) this.flushSoon();
-    else this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
+    // A deferred append waits for company even while a commit is in flight: made as that commit is delivered (a
+    // tool's result, answered at once), it would otherwise start the next commit alone, and the harness's next
+    // calls, which come as soon as it reads the result, would wait behind it for a commit of their own.
+    if (!options?.deferred) {
+      this.queue.due++;
+      this.flushSoon();
+    } else if (this.queue.due === 0) this.deferTimer ??= setTimeout(this.deferOver, DEFER_MS);
     return written;
   }
 
@@ -163,7 +168,7 @@ export class JsonlEventLog implements EventLog {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.queue.length > 0) this.flushSoon(); // deferred appends do not wait out their timer
+      if (this.queue.length > 0) this.deferOver(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
       await this.tasks.settled();
       clearTimeout(this.idleTimer);
@@ -201,8 +206,16 @@ export class JsonlEventLog implements EventLog {
     this.flushing ??= Promise.resolve().then(() => this.flushLoop());
   }
 
+  /** The deferred appends queued have waited long enough (or the log closes): they are committed, alone if need be. */
+  private readonly deferOver = (): void => {
+    this.deferTimer = undefined;
+    if (this.queue.length === 0) return;
+    this.queue.due++;
+    this.flushSoon();
+  };
+
   private async flushLoop(): Promise<void> {
-    while (this.queue.length > 0) {
+    while (this.queue.due > 0) {
       const batch = this.pending.take(this.queue);
       this.queue = this.spare ?? new Batch();
       this.spare = undefined;
@@ -211,6 +224,8 @@ export class JsonlEventLog implements EventLog {
       while (next) next = await next.commit.catch((err: Error) => this.fail(err));
     }
     this.flushing = undefined;
+    // Deferred appends left waiting for company: their wait is bounded still.
+    if (this.queue.length > 0) this.deferTimer ??= setTimeout(this.deferOver, DEFER_MS);
   }
 
   /** Fails `batch` and the appends queued behind it. */
@@ -282,7 +297,7 @@ export class JsonlEventLog implements EventLog {
    */
   private followOn(): FollowOn | undefined {
     const next = this.queue;
-    if (next.length === 0 || next.awaited === 1 || this.rollbackPending) return;
+    if (next.due === 0 || next.awaited === 1 || this.rollbackPending) return;
     this.pending.take(next);
     this.queue = this.spare ?? new Batch();
     this.spare = undefined;

@@ -332,6 +332,22 @@ describe("deferred appends", () => {
     expect((await last)[0]?.seq).toBe(4);
     expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
+
+  it("waits for company too when made as a commit is delivered (a tool's result, answered at once)", async () => {
+    const log = await open();
+    const commits: number[][] = [];
+    let result: Promise<SessionEvent[]> | undefined;
+    log.subscribe((batch) => {
+      commits.push(batch.map((e) => e.seq));
+      result ??= log.append([delta("result")], { deferred: true });
+    });
+    await log.append([{ type: "user.prompt", data: { text: "call" } }]);
+    await new Promise((r) => setImmediate(r));
+    expect(commits).toEqual([[1]]); // the result did not start a commit of its own
+    await log.append([{ type: "user.prompt", data: { text: "next call" } }]);
+    expect((await result)?.[0]?.seq).toBe(2);
+    expect(commits).toEqual([[1], [2, 3]]);
+  });
 });
 
 describe("a log of another format", () => {
