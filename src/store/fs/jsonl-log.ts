@@ -12,6 +12,7 @@ import { InlineCommits } from "./inline-commits.js";
 import { IsoTime } from "./iso-time.js";
 import { type Journal, journaled } from "./journal.js";
 import { Batch } from "./log-batch.js";
+import { DeferredWait } from "./log-defer.js";
 import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
@@ -20,7 +21,7 @@ import { PendingBytes } from "./log-pending.js";
 import { readLive } from "./log-read.js";
 import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
 import { LogTasks } from "./log-tasks.js";
-import { DEFAULT_IDLE_MS, DEFER_MS, REUSE_BYTES, REUSE_EVENTS, SEGMENT_BYTES } from "./log-tuning.js";
+import { DEFAULT_IDLE_MS, REUSE_BYTES, REUSE_EVENTS, SEGMENT_BYTES } from "./log-tuning.js";
 import { type Segment, seal } from "./segments.js";
 
 /** A commit started as the one before it was delivered (see followOn). */
@@ -34,8 +35,10 @@ export class JsonlEventLog implements EventLog {
   private scratch: Buffer | undefined;
   private spare: Batch | undefined;
   private flushing: Promise<void> | undefined;
-  /** Deferred appends are queued: the commit that takes them starts by this timer, or earlier with another append. */
-  private deferTimer: NodeJS.Timeout | undefined;
+  private readonly deferred = new DeferredWait(
+    () => this.queue,
+    () => this.flushSoon(),
+  );
   private closing: Promise<void> | undefined;
   private durableSeq: number;
   /** A failed batch's last seq: a reader in another process may have read its lines before the cut, so no event
@@ -128,7 +131,7 @@ export class JsonlEventLog implements EventLog {
       return Promise.reject(new StoreError("brain_error", `event log ${this.path} is closed`));
     if (events.length === 0) return Promise.resolve([]);
     try {
-      this.queue.add(events, !options?.ignoreResult);
+      this.queue.add(events, !options?.ignoreResult, options?.deferred);
     } catch (err) {
       return Promise.reject(
         new StoreError("bad_request", `event log ${this.path}: event not serializable: ${osMessage(err)}`),
@@ -136,13 +139,8 @@ export class JsonlEventLog implements EventLog {
     }
     const written = new Promise<SessionEvent[]>(this.queue.settle);
     if (options?.awaited) this.queue.awaited++;
-    // A deferred append waits for company even while a commit is in flight: made as that commit is delivered (a
-    // tool's result, answered at once), it would otherwise start the next commit alone, and the harness's next
-    // calls, which come as soon as it reads the result, would wait behind it for a commit of their own.
-    if (!options?.deferred) {
-      this.queue.due++;
-      this.flushSoon();
-    } else if (this.queue.due === 0) this.deferTimer ??= setTimeout(this.deferOver, DEFER_MS);
+    if (options?.deferred) this.deferred.start();
+    else this.flushSoon();
     return written;
   }
 
@@ -168,7 +166,7 @@ export class JsonlEventLog implements EventLog {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.queue.length > 0) this.deferOver(); // deferred appends do not wait out their timer
+      this.deferred.over(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
       await this.tasks.settled();
       clearTimeout(this.idleTimer);
@@ -201,18 +199,9 @@ export class JsonlEventLog implements EventLog {
    * flush in flight and form the next batch.
    */
   private flushSoon(): void {
-    clearTimeout(this.deferTimer);
-    this.deferTimer = undefined;
+    this.deferred.cancel();
     this.flushing ??= Promise.resolve().then(() => this.flushLoop());
   }
-
-  /** The deferred appends queued have waited long enough (or the log closes): they are committed, alone if need be. */
-  private readonly deferOver = (): void => {
-    this.deferTimer = undefined;
-    if (this.queue.length === 0) return;
-    this.queue.due++;
-    this.flushSoon();
-  };
 
   private async flushLoop(): Promise<void> {
     while (this.queue.due > 0) {
@@ -224,8 +213,7 @@ export class JsonlEventLog implements EventLog {
       while (next) next = await next.commit.catch((err: Error) => this.fail(err));
     }
     this.flushing = undefined;
-    // Deferred appends left waiting for company: their wait is bounded still.
-    if (this.queue.length > 0) this.deferTimer ??= setTimeout(this.deferOver, DEFER_MS);
+    this.deferred.start(); // deferred appends left waiting for company: their wait is bounded still
   }
 
   /** Fails `batch` and the appends queued behind it. */

@@ -128,7 +128,7 @@ export class Batch {
    * Queues one append() call's events, serialised now so a value JSON cannot hold fails its own append only
    * (then none of them is queued, and this throws). Its promise's functions follow with `settle`.
    */
-  add(events: readonly NewEvent[], wanted = true): void {
+  add(events: readonly NewEvent[], wanted = true, deferred = false): void {
     const [before, textsBefore, outsideBefore, charsBefore] = [
       this.n,
       this.texts.at,
@@ -146,6 +146,7 @@ export class Batch {
     }
     this.counts.push(events.length);
     this.wants.push(wanted);
+    if (!deferred) this.due++;
   }
 
   /** The executor of the promise of the append() just added: one function for all of them, not a closure each. */
