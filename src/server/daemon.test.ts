@@ -48,6 +48,7 @@ describe("auth", () => {
       expect(res.headers.get("content-security-policy")).toBe(
         "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
       );
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
     }
@@ -67,6 +68,7 @@ describe("auth", () => {
       expect(res.headers.get("content-security-policy"), path).toBe(
         "default-src 'none'; frame-ancestors 'none'",
       );
+      expect(res.headers.get("x-frame-options"), path).toBe("DENY");
       expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
     }
     abort.abort(); // the event stream's

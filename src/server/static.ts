@@ -21,6 +21,8 @@ const TYPES: Record<string, string> = {
 export const UI_HEADERS = {
   "content-security-policy":
     "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  // For a browser that does not know frame-ancestors (CSP level 2).
+  "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
 };
@@ -32,6 +34,7 @@ export const UI_HEADERS = {
 export const DATA_HEADERS = {
   "cache-control": "no-store",
   "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
 };
