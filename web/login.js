@@ -79,7 +79,7 @@ function leaveTenant() {
   $("announce").textContent = "";
   $("session").hidden = true;
   $("empty").hidden = false;
-  $("who").textContent = "";
+  showTenant(undefined);
   $("sign-out").hidden = true;
   $("login-token").value = "";
   $("conn").textContent = "idle";
@@ -96,6 +96,22 @@ export function keptTokenFailed(token, err) {
   showError("login-error", new Error(REFUSED));
 }
 
+/**
+ * Names the tenant signed in (`who`, its /v1/whoami) in the header, plainly, and in the window's title: a link
+ * may have signed this browser in, and what is typed goes to that tenant. Nothing when signed out.
+ */
+function showTenant(who) {
+  if (!who) {
+    $("who").replaceChildren();
+    document.title = "Brain";
+    return;
+  }
+  const name = who.auth ? who.tenant : "no auth (loopback)";
+  const tenant = Object.assign(document.createElement("strong"), { id: "tenant", textContent: name });
+  $("who").replaceChildren(...(who.auth ? ["tenant ", tenant, ` · ${who.role}`] : [tenant]));
+  document.title = `${name} · Brain`;
+}
+
 /** `who`: the token's /v1/whoami when the caller has asked already. */
 export async function signIn(token, who) {
   const api = new Api(token, clientId(), signOut);
@@ -104,7 +120,7 @@ export async function signIn(token, who) {
   // followed with that token, is not this one's to show, nor to send this one's prompts and answers to.
   if (state.api && state.api.token !== token) leaveTenant();
   state.api = api;
-  $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
+  showTenant(who);
   $("sign-out").hidden = false;
   // A token typed into the form stays out of the page once it is in use (the form shows again on sign-out).
   $("login-token").value = "";
@@ -157,17 +173,38 @@ async function signedIn(api) {
   if (wanted) await openSession(wanted);
 }
 
+/** Who a token signs in as (its /v1/whoami), in the words of the question a link asks. */
+function signsInAs(who) {
+  return who.auth ? `tenant ${who.tenant} (${who.role})` : "a daemon without auth";
+}
+
+/** Who the token this browser keeps signs in as, or why that cannot be said: the question names it all the same. */
+async function keptSignsInAs(token) {
+  try {
+    return signsInAs(await new Api(token, clientId()).call("GET", "/v1/whoami"));
+  } catch (err) {
+    if (err?.status === 401) return "a token the daemon no longer accepts";
+    return `a token whose tenant could not be read (${err?.message ?? err})`;
+  }
+}
+
 /**
  * Signs in with the token a link carried (#token=...), and keeps it, once it works. A link is easy to send: when
- * this browser keeps another token, the page names the link's tenant and asks first, so a link holding another
- * tenant's token cannot quietly move this browser, and what is typed in it, to that tenant. Whether it signed in.
+ * this browser keeps another token, the page names the tenants of both and asks first, so a link holding another
+ * tenant's token cannot quietly move this browser, and what is typed in it, to that tenant; anything but a yes
+ * keeps the sign-in as it was. Whether it signed in.
  */
 export async function signInFromLink(token) {
   const kept = localStorage.getItem("brain.token");
-  const who = await new Api(token, clientId()).call("GET", "/v1/whoami");
-  if (kept && kept !== token) {
-    const as = who.auth ? `tenant ${who.tenant} (${who.role})` : "a daemon without auth";
-    const question = `This link signs in as ${as}, with a token other than the one this browser keeps. Sign in with the link's token instead?`;
+  const other = kept && kept !== token;
+  const [who, keptAs] = await Promise.all([
+    new Api(token, clientId()).call("GET", "/v1/whoami"),
+    other ? keptSignsInAs(kept) : undefined,
+  ]);
+  if (other) {
+    const question =
+      `This link signs in as ${signsInAs(who)}.\nThis browser is signed in as ${keptAs}.\n\n` +
+      "Switch to the link's sign-in? What you type afterwards goes to its tenant. Cancel keeps the sign-in as it is.";
     if (!confirm(question)) return false;
   }
   localStorage.setItem("brain.token", token);
