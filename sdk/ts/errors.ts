@@ -43,6 +43,28 @@ export function thrownMessage(err: unknown, what: string): string {
   }
 }
 
+/** thrownMessage with an Error's name before it ("TypeError: x is not a function"): names what was rejected. */
+export function namedMessage(err: unknown, what: string): string {
+  const message = thrownMessage(err, what);
+  try {
+    const name = err instanceof Error ? err.name : undefined;
+    return typeof name === "string" && name && name !== message ? `${name}: ${message}` : message;
+  } catch {
+    return message;
+  }
+}
+
+/** For the log: an Error's stack (where it was made, for the runner's author), else namedMessage. Never throws. */
+export function described(err: unknown, what: string): string {
+  try {
+    const stack = err instanceof Error ? err.stack : undefined;
+    if (typeof stack === "string" && stack) return stack;
+  } catch {
+    // a stack getter that throws: the message is all there is
+  }
+  return namedMessage(err, what);
+}
+
 /** What the reference schema finds wrong with a result the fast check did not accept, or undefined. */
 export async function resultProblem(method: RunnerMethod, result: unknown): Promise<string | undefined> {
   const [{ RequestResults }, { describeIssues }] = await Promise.all([

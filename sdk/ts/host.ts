@@ -17,7 +17,7 @@ import type {
 } from "../../src/protocol/runner.js";
 import { guardConsole, protocolStdout } from "./console-guard.js";
 import { brainError, RunnerFailure, resultProblem, toWireError } from "./errors.js";
-import { runPrompt, type TurnHost, TurnState } from "./turn.js";
+import { catchTurnLeaks, runPrompt, type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
 
 /** Where frames are written: process.stdout or any stream like it (`once`/`off` let a writer wait for "drain"). */
@@ -100,6 +100,7 @@ class Host implements RunnerHost, TurnHost {
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
+    catchTurnLeaks(this.log);
     if (options.guardStdout ?? this.output === process.stdout) {
       guardConsole(this.log);
       if (this.output === process.stdout) this.output = protocolStdout();
@@ -250,7 +251,8 @@ class Host implements RunnerHost, TurnHost {
         const running = open.turn;
         if (running?.id !== frame.turn)
           throw new RunnerFailure("brain_error", `turn ${frame.turn} is not running`);
-        if (open.handlers.steer) await open.handlers.steer(frame.params.text, running);
+        if (open.handlers.steer)
+          await running.within(() => open.handlers.steer?.(frame.params.text, running));
         else running.queueSteering(frame.params.text);
         return {};
       }
@@ -259,7 +261,7 @@ class Host implements RunnerHost, TurnHost {
         const running = open.turn;
         if (running?.id === frame.turn && !running.signal.aborted) {
           running.abort();
-          await open.handlers.interrupt?.(running);
+          await running.within(() => open.handlers.interrupt?.(running));
         }
         return {};
       }

@@ -2,7 +2,8 @@
 // once the prompt has been answered, the turn refuses to write anything more (Brain would only warn about it).
 import { messageDataProblem } from "../../src/protocol/fast-brain-frames.js";
 import type { MessageData, ToolResult } from "../../src/protocol/runner.js";
-import { RunnerFailure, TurnInterrupted, thrownMessage } from "./errors.js";
+import { described, namedMessage, RunnerFailure, TurnInterrupted, thrownMessage } from "./errors.js";
+import { catchLeaks, type LeakScope, withinScope } from "./leaks.js";
 import type { Attachment, ToolCallOptions, Turn } from "./types.js";
 
 /** What a turn needs from the host that owns it. */
@@ -21,7 +22,7 @@ export interface TurnHost {
 /** A delta's text is split below this many UTF-16 units: even fully escaped (6 bytes each) it stays < 4 MiB. */
 export const MAX_DELTA_CHARS = 512 * 1024;
 
-export class TurnState implements Turn {
+export class TurnState implements Turn, LeakScope {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private readonly steering: string[] = [];
@@ -29,6 +30,13 @@ export class TurnState implements Turn {
   private ended = false;
   /** @internal Why the turn fails whatever its handler returns (a message it could not send), if it must. */
   failure: RunnerFailure | undefined;
+  /** Set once a promise left rejected and unhandled in the turn's async context has failed it (leaked). */
+  private leakFailed = false;
+  private failByLeak: (failure: RunnerFailure) => void = () => {};
+  /** @internal Rejects with that failure; raced with the prompt handler, whose answer it then is. */
+  readonly leakFailure = new Promise<never>((_resolve, reject) => {
+    this.failByLeak = reject;
+  });
 
   constructor(
     private readonly host: TurnHost,
@@ -36,6 +44,8 @@ export class TurnState implements Turn {
     readonly id: string,
   ) {
     this.signal = this.controller.signal;
+    // Only a running prompt handler races it: a turn failed otherwise has nobody else to tell.
+    this.leakFailure.catch(() => {});
   }
 
   get active(): boolean {
@@ -121,6 +131,36 @@ export class TurnState implements Turn {
     return this.steering.splice(0);
   }
 
+  /** @internal Runs `body` in the turn's async context: a rejection left unhandled there is the turn's (leaks.ts). */
+  within<T>(body: () => T): T {
+    return withinScope(this, body);
+  }
+
+  /**
+   * @internal A promise rejected and left unhandled in the turn's async context (its handler's own code, a timer or
+   * callback it started): the turn fails with it alone, as a `brain_error` (or the RunnerFailure's code) naming it,
+   * its signal aborts so what it still runs can stop, and the runner serves on. Once the turn is over, only logged.
+   */
+  leaked(reason: unknown): void {
+    const what = `an unhandled promise rejection in turn ${this.id}`;
+    const where = `runner: ${what} of attachment "${this.attachment}"`;
+    if (this.ended || this.leakFailed) {
+      const when = this.ended ? "after it was answered" : "after an earlier one failed it";
+      this.host.log(`${where}, ${when} (the runner serves on): ${described(reason, "a promise")}`);
+      return;
+    }
+    this.leakFailed = true;
+    this.host.log(`${where} fails it (the runner serves on): ${described(reason, "a promise")}`);
+    let code: RunnerFailure["code"] = "brain_error";
+    try {
+      if (reason instanceof RunnerFailure) code = reason.code;
+    } catch {
+      // a Proxy whose prototype cannot be read: brain_error
+    }
+    this.failByLeak(new RunnerFailure(code, `${what}: ${namedMessage(reason, "a promise")}`));
+    this.abort();
+  }
+
   /** @internal Queues steering text when the attachment has no `steer` handler. */
   queueSteering(text: string): void {
     this.steering.push(text);
@@ -174,10 +214,23 @@ export function splitText(text: string, max: number): string[] {
   return parts;
 }
 
+/**
+ * Called as a host starts serving: a promise left rejected and unhandled fails the turn it was made in
+ * (TurnState.leaked), and one made outside every turn is logged; the runner serves on (leaks.ts).
+ */
+export function catchTurnLeaks(log: (message: string) => void): void {
+  catchLeaks((reason) =>
+    log(
+      `runner: an unhandled promise rejection outside any turn (the runner serves on): ${described(reason, "a promise")}`,
+    ),
+  );
+}
+
 /** Runs the prompt handler; its answer, or an interrupt when what broke was the interrupt itself. */
 export async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {
   try {
-    const result = await handlers.prompt(text, turn);
+    // The handler runs in the turn's async context; a rejection it leaves unhandled there answers the prompt.
+    const result = await turn.within(() => Promise.race([handlers.prompt(text, turn), turn.leakFailure]));
     if (turn.failure) throw turn.failure;
     return (result?.interrupted ?? turn.signal.aborted) ? { interrupted: true as const } : {};
   } catch (err) {

@@ -1,4 +1,4 @@
-// The TypeScript nui SDK's host (sdk/ts/nui/leaks.ts) when an agent's code leaves a rejected promise unhandled: Node
+// The TypeScript nui SDK's host (sdk/ts/leaks.ts) when an agent's code leaves a rejected promise unhandled: Node
 // ends the process for it by default, with every run the host serves. Within a run it fails that run alone;
 // outside every run it is written to stderr; the host serves on.
 import { afterEach, describe, expect, it } from "vitest";

@@ -9,8 +9,7 @@
 //
 // Runs are asynchronous, so harness.cancel is handled while run() works: onCancel() is called, the run's
 // signal aborts, and nothing the run yields afterwards is sent.
-import { catchLeaks } from "./leaks.js";
-import { type RunSink, runAgent } from "./run.js";
+import { catchRunLeaks, type RunSink, runAgent } from "./run.js";
 import type { Chunk, RunContext } from "./types.js";
 
 export abstract class NuiAgent {
@@ -54,13 +53,13 @@ export abstract class NuiAgent {
     input: NodeJS.ReadableStream = process.stdin,
     output: NodeJS.WritableStream = process.stdout,
   ) {
-    catchLeaks(this.name);
+    catchRunLeaks(this.name);
     const { serveStream } = await import("./stdio.js");
     return serveStream(this, input, output);
   }
 
   async serveTcp(options: { connectionsDir?: string; connectionId?: string } = {}) {
-    catchLeaks(this.name);
+    catchRunLeaks(this.name);
     const { serveTcp } = await import("./tcp.js");
     return serveTcp(this, options);
   }

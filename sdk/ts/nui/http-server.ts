@@ -19,8 +19,7 @@ import { MAX_FRAME } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, connectionToken, sameToken, writeConnectionFile } from "./connection-file.js";
 import { SSE_EVENT_LIMIT } from "./fit.js";
-import { catchLeaks } from "./leaks.js";
-import { guarded } from "./run.js";
+import { catchRunLeaks, guarded } from "./run.js";
 
 export interface HttpServeOptions {
   /** 0 picks a free port. Default 9090 (nui's docker examples). */
@@ -91,7 +90,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Promise<HttpServing> {
-  catchLeaks(agent.name);
+  catchRunLeaks(agent.name);
   const runs = new Map<string, AbortController>();
   let removeFile = () => {};
   let stopped: () => void = () => {};

@@ -1,10 +1,10 @@
 // One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
 import { randomUUID } from "node:crypto";
+import { catchLeaks, withinScope } from "../leaks.js";
 import type { NuiAgent } from "./agent.js";
 import { failure } from "./failure.js";
 import { type EventLimit, fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
-import { withinRun } from "./leaks.js";
 import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
 
 export interface RunSink {
@@ -41,6 +41,18 @@ export async function guarded<T>(
     process.stderr.write(`[${agent.name}] ${hook} failed: ${failure(err, hook)}\n`);
     return undefined;
   }
+}
+
+/**
+ * Called as a host starts serving: a promise left rejected and unhandled fails the run it was made in (runAgent),
+ * and one made outside every run is written to stderr; the host serves on (../leaks.ts).
+ */
+export function catchRunLeaks(agentName: string): void {
+  catchLeaks((reason) =>
+    process.stderr.write(
+      `[${agentName}] an unhandled promise rejection outside any run (the host serves on): ${failure(reason, "a promise")}\n`,
+    ),
+  );
 }
 
 export async function runAgent(
@@ -99,7 +111,6 @@ export async function runAgent(
     leak = reject;
   });
   const scope = {
-    runId,
     leaked(reason: unknown) {
       const what = `an unhandled promise rejection in run ${runId}`;
       // A string: failure() gives it as is, the rejection's own description (stack frames included) in it.
@@ -109,7 +120,7 @@ export async function runAgent(
     },
   };
   try {
-    await withinRun(scope, () => Promise.race([body(), leaked]));
+    await withinScope(scope, () => Promise.race([body(), leaked]));
   } catch (err) {
     if (!sink.signal.aborted) end({ type: "error", error: failure(err) });
   }
