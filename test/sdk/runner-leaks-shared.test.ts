@@ -1,0 +1,75 @@
+// Through Brain: a shared runner host (one process, one attachment per session) on the built TypeScript runner SDK,
+// whose code leaves a rejected promise unhandled in one session's turn. That turn fails with the rejection named; the
+// other session's turn, running in the same process meanwhile, completes, and the process serves on.
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { ProcessFactory } from "../../src/harnesses/process/factory.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../src/testing/brain.js";
+import { root } from "../../src/testing/nui.js";
+
+let t: TestBrain | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+// "leak" leaks in a timer and never ends by itself; "wait" goes on once that leak has been made and reported (the
+// immediate after it). Every answer says which process gave it.
+const RUNNER = `
+let made;
+const leakMade = new Promise((resolve) => { made = resolve; });
+serve({ open: () => ({ async prompt(text, turn) {
+  await turn.delta("started ");
+  if (text === "leak") {
+    setTimeout(() => { Promise.reject(new Error("leaked in a timer")); made(); }, 0);
+    await new Promise(() => {});
+  }
+  if (text === "wait") {
+    await leakMade;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await turn.delta("by " + process.pid);
+  return {};
+}, checkpoint: () => [] }) });`;
+
+it("fails the leaking session's turn alone; the other session's turn on the same runner process completes", async () => {
+  const dir = tempDir("brain-runner-leaks-shared-");
+  dirs.push(dir);
+  const runner = join(dir, "runner.mjs");
+  writeFileSync(
+    runner,
+    `import { serve } from ${JSON.stringify(join(root, "dist/sdk/ts/index.js"))};\n${RUNNER}`,
+  );
+  const factory = new ProcessFactory({
+    name: "shared-leaky",
+    command: process.execPath,
+    args: [runner],
+    shared: true,
+    verifyHistory: false,
+  });
+  t = makeBrain({ factories: [factory] });
+  const a = await t.brain.create({ harness: "shared-leaky" });
+  const b = await t.brain.create({ harness: "shared-leaky" });
+  const waiting = await b.prompt("wait");
+  await waitForEvent(b, (e) => e.type === "assistant.delta");
+  const leaking = await a.prompt("leak");
+
+  expect(await leaking.settled).toMatchObject({
+    status: "failed",
+    error: {
+      code: "brain_error",
+      message: expect.stringContaining("an unhandled promise rejection in turn"),
+    },
+  });
+  expect((await leaking.settled).error?.message).toMatch(/: Error: leaked in a timer$/);
+  expect((await waiting.settled).status).toBe("completed");
+  const served = textOf(await events(b), waiting.turn);
+  expect(served).toMatch(/^started by \d+$/);
+  // The leaking session goes on, on the same process.
+  const again = await a.prompt("again");
+  expect((await again.settled).status).toBe("completed");
+  expect(textOf(await events(a), again.turn)).toBe(served);
+});
