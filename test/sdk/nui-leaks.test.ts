@@ -1,6 +1,6 @@
 // The TypeScript nui SDK's host (sdk/ts/leaks.ts) when an agent's code leaves a rejected promise unhandled: Node
 // ends the process for it by default, with every run the host serves. Within a run it fails that run alone;
-// outside every run it is written to stderr; the host serves on.
+// outside every run, or after its run failed or ended, it is written to stderr; the host serves on.
 import { afterEach, describe, expect, it } from "vitest";
 import { type NuiChild, startNuiChild } from "./nui-child.js";
 
@@ -20,7 +20,11 @@ class Leaky extends NuiAgent {
   async *run(message) {
     yield "starting";
     if (message === "leak") {
-      setTimeout(() => { Promise.reject(new Error("leaked in a timer")); open(); }, 0);
+      setTimeout(() => {
+        Promise.reject(new Error("leaked in a timer"));
+        Promise.reject(new Error("leaked second"));
+        open();
+      }, 0);
       await new Promise(() => {}); // never ends by itself
     }
     if (message === "wait") await opened;
@@ -45,6 +49,12 @@ describe("nui SDK: a promise rejection an agent leaves unhandled", () => {
     expect(host.stderr()).toMatch(
       /\[leaky\] an unhandled promise rejection outside any run .*Error: stray leak/,
     );
+    // The second, made before the run could end, fails nothing more and is not lost (stderr is its own pipe).
+    await expect
+      .poll(() => host!.stderr())
+      .toMatch(
+        /\[leaky\] an unhandled promise rejection in run r2, after an earlier one failed it .*Error: leaked second/,
+      );
     expect((await host.run(3, "again")).map((e) => e.type)).toEqual(["text", "text", "done"]);
     expect(await host.shutdown()).toBe(0);
   });

@@ -110,13 +110,18 @@ export async function runAgent(
   const leaked = new Promise<never>((_resolve, reject) => {
     leak = reject;
   });
+  let failedBy = false;
   const scope = {
     leaked(reason: unknown) {
       const what = `an unhandled promise rejection in run ${runId}`;
       // A string: failure() gives it as is, the rejection's own description (stack frames included) in it.
-      if (!over) return leak(`${what}: ${failure(reason)}`);
-      process.stderr.write(`[${agent.name}] ${what}, after it ended (the host serves on): ${failure(reason)}
-`);
+      if (!over && !failedBy) {
+        failedBy = true;
+        return leak(`${what}: ${failure(reason)}`);
+      }
+      // The run is over, or already failed by an earlier one: said here, or it would be lost.
+      const when = over ? "after it ended" : "after an earlier one failed it";
+      process.stderr.write(`[${agent.name}] ${what}, ${when} (the host serves on): ${failure(reason)}\n`);
     },
   };
   try {
