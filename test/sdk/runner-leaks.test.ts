@@ -93,7 +93,9 @@ it("fails only the turn a leaked rejection was made in; another attachment's tur
   expect(deltas("TB")).toEqual(["starting", "fine"]);
   expect(leaked).toMatchObject({ attachment: "A", turn: "TA", error: { code: "brain_error" } });
   expect(leaked.error.message).toBe("an unhandled promise rejection in turn TA: Error: leaked in a timer");
-  expect(stderr).toMatch(/an unhandled promise rejection outside any turn .*Error: stray leak/);
+  await expect
+    .poll(() => stderr)
+    .toMatch(/an unhandled promise rejection outside any turn .*Error: stray leak/);
 
   expect(await prompt("B", "TB2", "late")).toMatchObject({ result: {} });
   await expect.poll(() => stderr, { timeout: 10_000 }).toMatch(/turn TB2 .*after it was answered.*late leak/);
