@@ -14,6 +14,7 @@ import { type Journal, journaled } from "./journal.js";
 import { Batch } from "./log-batch.js";
 import { DeferredWait } from "./log-defer.js";
 import { header, type WriterState } from "./log-format.js";
+import { IdleClock } from "./log-idle.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { cutBack, type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
@@ -59,13 +60,12 @@ export class JsonlEventLog implements EventLog {
   private reopening: Promise<number> | undefined;
   /** Appends, reads and state saves using the descriptor now: it is closed only when none is. */
   private busy = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly idleClock: IdleClock;
   private readonly tasks = new LogTasks();
   private savedEnd: number;
   private saving: Promise<void> | undefined;
   private readonly lock: LogLock;
   private readonly state: LogState;
-  private readonly idleMs: number;
   private readonly segmentBytes: number;
   /** Sealed segments, oldest first, and the seq before the active one's range. */
   private readonly sealed: Segment[];
@@ -87,7 +87,10 @@ export class JsonlEventLog implements EventLog {
     ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
     [this.durableSeq, this.size] = [opened.scan.lastSeq, opened.scan.end];
     [this.savedEnd, this.burnedSeq, this.marked] = [opened.savedEnd, opened.burned ?? 0, opened.marked ?? 0];
-    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.idleClock = new IdleClock(
+      options.idleMs ?? DEFAULT_IDLE_MS,
+      () => void this.tasks.track(this.idle()),
+    );
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
     this.inline = options.inline ?? new InlineCommits();
     this.journal = options.journal;
@@ -169,7 +172,7 @@ export class JsonlEventLog implements EventLog {
       this.deferred.over(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
       await this.tasks.settled();
-      clearTimeout(this.idleTimer);
+      this.idleClock.stop();
       this.subscribers.clear();
       let unsynced: Error | undefined; // through the journal: its records are kept there, the close says so
       try {
@@ -303,7 +306,6 @@ export class JsonlEventLog implements EventLog {
   /** Runs `fn` with the file open (reopening it after idleness); the idle clock restarts when all are done. */
   private async withFd<T>(fn: (fd: number) => Promise<T>): Promise<T> {
     this.busy++;
-    clearTimeout(this.idleTimer);
     try {
       const fd = this.fd ?? (await this.reopen());
       return await fn(fd);
@@ -353,9 +355,7 @@ export class JsonlEventLog implements EventLog {
   }
 
   private scheduleIdle(): void {
-    if (!Number.isFinite(this.idleMs) || this.closing) return;
-    this.idleTimer = setTimeout(() => void this.tasks.track(this.idle()), this.idleMs);
-    this.idleTimer.unref();
+    if (!this.closing) this.idleClock.restart();
   }
 
   /** Saves the state and closes the file, unless something started using it meanwhile. */
