@@ -12,8 +12,11 @@ export interface SseItem {
 }
 
 export function formatEvent(event: SessionEvent): SseItem {
-  return { seq: event.seq, text: `id: ${event.seq}\ndata: ${eventJson(event)}\n\n` };
+  return { seq: event.seq, text: eventText(event) };
 }
+
+/** An event as an SSE message: `id:` is its seq. */
+const eventText = (event: SessionEvent): string => `id: ${event.seq}\ndata: ${eventJson(event)}\n\n`;
 
 /**
  * Said once, before the replay, to a watcher whose cursor is before the first seq the log still holds (docs/
@@ -29,6 +32,31 @@ export interface FormattedBatch {
   items(): SseItem[];
   /** All of them as one text: what a watcher that is up to date writes. */
   text(): string;
+}
+
+/**
+ * A batch's SSE, made on first ask: its text straight from the events when no watcher asked for the messages
+ * (one watcher that is up to date, the common case: no message objects nor array of them).
+ */
+class LazyBatch implements FormattedBatch {
+  private messages: SseItem[] | undefined;
+  private joined: string | undefined;
+
+  constructor(private readonly batch: SessionEvent[]) {}
+
+  items(): SseItem[] {
+    this.messages ??= this.batch.map(formatEvent);
+    return this.messages;
+  }
+
+  text(): string {
+    if (this.joined !== undefined) return this.joined;
+    let text = "";
+    if (this.messages) for (const item of this.messages) text += item.text;
+    else for (const event of this.batch) text += eventText(event);
+    this.joined = text;
+    return text;
+  }
 }
 
 export interface FeedListener {
@@ -96,22 +124,12 @@ export class FeedHub {
   }
 
   private deliver(feed: Feed, batch: SessionEvent[]): void {
-    let items: SseItem[] | undefined;
-    let text: string | undefined;
-    const formatted: FormattedBatch = {
-      items: () => {
-        items ??= batch.map(formatEvent);
-        return items;
-      },
-      text: () => {
-        text ??= formatted
-          .items()
-          .map((item) => item.text)
-          .join("");
-        return text;
-      },
-    };
-    for (const listener of [...feed.listeners]) listener.events(batch, formatted);
+    const formatted = new LazyBatch(batch);
+    const { listeners } = feed;
+    // A session's one watcher (the common case) is called without a copy of the set; with more, one that
+    // unsubscribes another mid-delivery must not change who gets this batch.
+    if (listeners.size === 1) for (const listener of listeners) listener.events(batch, formatted);
+    else for (const listener of [...listeners]) listener.events(batch, formatted);
   }
 
   /**

@@ -105,12 +105,11 @@ export class SseStream implements FeedListener {
     await this.catchUp(false);
   }
 
-  events(_batch: SessionEvent[], formatted: FormattedBatch): void {
-    if (this.closed) return;
-    const items = formatted.items();
+  events(batch: SessionEvent[], formatted: FormattedBatch): void {
+    if (this.closed || batch.length === 0) return;
     if (this.catching) {
       if (this.missed) return;
-      for (const item of items) {
+      for (const item of formatted.items()) {
         this.held.push(item);
         this.heldChars += item.text.length;
       }
@@ -121,12 +120,12 @@ export class SseStream implements FeedListener {
       }
       return;
     }
-    if (items.length > 0 && items[0]!.seq > this.cursor) {
+    if (batch[0]!.seq > this.cursor) {
       // Up to date: the batch's one text, shared with every other such watcher, instead of its messages.
       this.chunks.push(formatted.text());
-      this.cursor = items[items.length - 1]!.seq;
+      this.cursor = batch[batch.length - 1]!.seq;
       this.flusher.mark(this);
-    } else if (this.enqueue(items)) this.flusher.mark(this);
+    } else if (this.enqueue(formatted.items())) this.flusher.mark(this);
   }
 
   attached(): void {
