@@ -41,7 +41,7 @@ describe("crash mid-turn", () => {
     await runCell(cell, use(apiBed({ fake })), {
       status: "failed",
       code: "provider_error",
-      message: /stream broke off/,
+      message: /^the stream of anthropic model "fake-model" broke off: /,
       recovers: true,
       nextText: /again/,
     });
@@ -151,7 +151,7 @@ describe("hang at open", () => {
     await runCell(cell, use(apiBed({ fake })), {
       status: "failed",
       code: "provider_error",
-      message: /went quiet/,
+      message: /^anthropic model "fake-model" went quiet: /,
       recovers: true,
     });
   });

@@ -128,7 +128,8 @@ describe("provider failures", () => {
       status: "failed",
       error: {
         code: "provider_error",
-        message: "anthropic answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum",
+        message:
+          'anthropic model "fake-model" answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum',
       },
     });
     expect(bed.fake.requests).toHaveLength(1);
@@ -162,7 +163,7 @@ describe("provider failures", () => {
     expect(outcome.error).toEqual({
       code: "provider_error",
       message:
-        "anthropic answered HTTP 500: still down (after 2 attempts); it may pass: prompt again later, or raise config.options.retries (now 1)",
+        'anthropic model "fake-model" answered HTTP 500: still down (after 2 attempts); it may pass: prompt again later, or raise config.options.retries (now 1)',
     });
   });
 
@@ -171,7 +172,7 @@ describe("provider failures", () => {
     bed.fake.script([{ text: "x".repeat(60), chunkSize: 2, delayMs: 5, breakAfter: 12 }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
-    expect(outcome.error?.message).toMatch(/anthropic's stream broke off/);
+    expect(outcome.error?.message).toMatch(/^the stream of anthropic model "fake-model" broke off: /);
     const streamed = textOf(await events(session));
     if (streamed !== "") expect(bed.fake.requests).toHaveLength(1);
   });
@@ -182,7 +183,7 @@ describe("provider failures", () => {
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
     expect(outcome.error?.message).toBe(
-      "anthropic went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)",
+      'anthropic model "fake-model" went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)',
     );
     await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
   });

@@ -391,7 +391,7 @@ describe("a turn that fails before any answer", () => {
       { text: "answered" },
     ]);
     expect((await (await session.prompt("a prompt far too long")).settled).error?.message).toBe(
-      "anthropic answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum",
+      'anthropic model "fake-model" answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum',
     );
     expect((await (await session.prompt("a short one")).settled).status).toBe("completed");
     expect(transcript(bed.fake.requests[1]!.body)).toEqual(["user: a short one"]);

@@ -24,7 +24,7 @@ describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter", "ol
       bed.fake.script([{ text: "never sent", endAfter: 0 }]);
       const outcome = await (await s.prompt("x")).settled;
       expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
-      expect(outcome.error?.message).toBe(`${provider}: ${UNFINISHED}`);
+      expect(outcome.error?.message).toBe(`${provider} model "fake-model": ${UNFINISHED}`);
     });
 
     it("is tried again, saying so, and the retry's answer is the turn's", async () => {
@@ -39,7 +39,7 @@ describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter", "ol
         .map((e) => (e.data as { message: string }).message);
       expect(warnings).toContainEqual(
         expect.stringMatching(
-          new RegExp(`^${provider}: ${UNFINISHED.replace(/[()]/g, "\\$&")}; retrying in`),
+          new RegExp(`^${provider} model "fake-model": ${UNFINISHED.replace(/[()]/g, "\\$&")}; retrying in`),
         ),
       );
     });

@@ -24,7 +24,9 @@ describe("provider error bodies", () => {
     const page = `<html><body><pre>${"x".repeat(260)} x-api-key: ${FAKE_KEY}</pre></body></html>`;
     bed.fake.script([{ error: { status: 400, message: "", page } }]);
     const outcome = await (await session.prompt("x")).settled;
-    expect(outcome.error?.message).toMatch(/^anthropic answered HTTP 400: <html><body><pre>x+ x-api-key:…$/);
+    expect(outcome.error?.message).toMatch(
+      /^anthropic model "fake-model" answered HTTP 400: <html><body><pre>x+ x-api-key:…$/,
+    );
     expect(JSON.stringify(await events(session))).not.toContain(FAKE_KEY.slice(0, 8));
   });
 
@@ -38,7 +40,7 @@ describe("provider error bodies", () => {
       bed.fake.script([{ error: { status: 400, message: `invalid request: ${"word ".repeat(40_000)}` } }]);
       const outcome = await (await session.prompt("x")).settled;
       expect(outcome.error?.message).toBe(
-        `${provider} answered HTTP 400: invalid request: ${"word ".repeat(195)}word… (200017 characters)`,
+        `${provider} model "fake-model" answered HTTP 400: invalid request: ${"word ".repeat(195)}word… (200017 characters)`,
       );
     },
   );
@@ -52,7 +54,7 @@ describe("provider error bodies", () => {
     bed.fake.script([{ text: "never shown", streamError }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error?.message).toBe(
-      `anthropic reported an error mid-stream: invalid_request_error: ${"word ".repeat(199)}word… (200000 characters)`,
+      `anthropic model "fake-model" reported an error mid-stream: invalid_request_error: ${"word ".repeat(199)}word… (200000 characters)`,
     );
   });
 
@@ -80,12 +82,27 @@ describe.each(Object.keys(PROVIDER_FORMATS))("%s refusing the key or not finding
     ]);
     const refused = await (await session.prompt("x")).settled;
     expect(refused.error?.message).toBe(
-      `${provider} answered HTTP 401: invalid x-api-key; it refused the API key: check the key the session's provider is given (the variable its api_key_env names)`,
+      `${provider} model "fake-model" answered HTTP 401: invalid x-api-key; it refused the API key: check the key the session's provider is given (the variable its api_key_env names)`,
     );
     const missing = await (await session.prompt("y")).settled;
     expect(missing.error?.message).toBe(
-      `${provider} answered HTTP 404: model: fake-model; check the model's name (config.model) and the provider's base_url`,
+      `${provider} model "fake-model" answered HTTP 404: model: fake-model; check the model's name (config.model) and the provider's base_url`,
     );
+  });
+});
+
+describe("a 404 whose words name no model", () => {
+  it("names the model the session asked for, never the key, and says to check config.model", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:claude-sonnet-typo", options: { retries: 0 } },
+    });
+    bed.fake.script([{ error: { status: 404, message: "Not Found" } }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error?.message).toBe(
+      `anthropic model "claude-sonnet-typo" answered HTTP 404: Not Found; check the model's name (config.model) and the provider's base_url`,
+    );
+    expect(JSON.stringify(await events(session))).not.toContain(FAKE_KEY.slice(0, 8));
   });
 });
 
@@ -102,11 +119,13 @@ describe("a provider's masked echo of the key it refused", () => {
     bed.fake.script([{ error: { status: 409, message } }, { error: { status: 401, message } }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error?.message).toBe(
-      "openai answered HTTP 401: Incorrect API key provided: [redacted:api_key]. You can find your API key at https://platform.openai.com.; it refused the API key: check the key the session's provider is given (the variable its api_key_env names) (after 2 attempts)",
+      `openai model "fake-model" answered HTTP 401: Incorrect API key provided: [redacted:api_key]. You can find your API key at https://platform.openai.com.; it refused the API key: check the key the session's provider is given (the variable its api_key_env names) (after 2 attempts)`,
     );
     const all = await events(session);
     expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data.message)).toContainEqual(
-      expect.stringMatching(/^openai answered HTTP 409: Incorrect API key provided: \[redacted:api_key\]\. /),
+      expect.stringMatching(
+        /^openai model "fake-model" answered HTTP 409: Incorrect API key provided: \[redacted:api_key\]\. /,
+      ),
     );
     expect(JSON.stringify(all)).not.toContain(masked);
   });
@@ -119,7 +138,7 @@ describe("errors a provider streams", () => {
     const warnings = await warningsOfRetried(bed, streamError);
     expect(warnings).toContainEqual(
       expect.stringMatching(
-        /^anthropic reported an error mid-stream: overloaded_error: Overloaded; retrying/,
+        /^anthropic model "fake-model" reported an error mid-stream: overloaded_error: Overloaded; retrying/,
       ),
     );
   });
@@ -139,7 +158,7 @@ describe("errors a provider streams", () => {
     expect(outcome.error).toEqual({
       code: "provider_error",
       message:
-        "anthropic reported an error mid-stream: invalid_request_error: Output blocked by content filtering policy",
+        'anthropic model "fake-model" reported an error mid-stream: invalid_request_error: Output blocked by content filtering policy',
     });
     expect(bed.fake.requests).toHaveLength(1);
   });
@@ -205,8 +224,7 @@ describe("a provider streaming without end", () => {
       const outcome = await (await session.prompt("x")).settled;
       expect(outcome.error).toEqual({
         code: "provider_error",
-        message:
-          "anthropic's stream broke off: sent over 128 MiB in one response, more than any model's answer; stopped (check the provider, or the proxy at its base URL)",
+        message: `the stream of anthropic model "fake-model" broke off: sent over 128 MiB in one response, more than any model's answer; stopped (check the provider, or the proxy at its base URL)`,
       });
     } finally {
       endless.closeAllConnections();
@@ -228,7 +246,7 @@ describe.each(Object.keys(PROVIDER_FORMATS))("%s's connection dropped before any
     expect(textOf(all)).toBe("ok");
     const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
     expect(warnings).toContain(
-      `${provider}'s stream broke off: other side closed; retrying in 0.0 s (retry 1 of 2)`,
+      `the stream of ${provider} model "fake-model" broke off: other side closed; retrying in 0.0 s (retry 1 of 2)`,
     );
   });
 });
@@ -246,7 +264,7 @@ describe.each(Object.keys(PROVIDER_FORMATS))("%s asking for a wait past Brain's 
     const message = outcome.error?.message ?? "";
     expect(message).toMatch(
       new RegExp(
-        `^${provider} answered HTTP 429: quota exhausted; it asked for a wait of 3600 s, longer than the 60 s ` +
+        `^${provider} model "fake-model" answered HTTP 429: quota exhausted; it asked for a wait of 3600 s, longer than the 60 s ` +
           "Brain waits between tries: prompt again after \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$",
       ),
     );

@@ -133,38 +133,51 @@ const STATUS_HINTS: Record<number, string> = {
   404: "; check the model's name (config.model) and the provider's base_url",
 };
 
-export function describeProviderError(provider: string, thrown: unknown): string {
+/** The model a request was for, as config.model names it: which of a user's sessions an error is about. */
+export interface RequestedModel {
+  provider: string;
+  modelId: string;
+}
+
+/**
+ * `anthropic model "claude-…"`: the subject of every error a request makes, so that a user with sessions on several
+ * models can tell which model id a 404 or a 400 was about, and fix config.model. The key has no part in it.
+ */
+export function modelNamed({ provider, modelId }: RequestedModel): string {
+  return `${provider} model ${JSON.stringify(modelId.length > 200 ? `${modelId.slice(0, 200)}…` : modelId)}`;
+}
+
+export function describeProviderError(requested: RequestedModel, thrown: unknown): string {
+  const model = modelNamed(requested);
   const err = streamedFirst(thrown);
   const bad = unreadable(err);
   if (bad) {
     // The SDK's own message holds the whole event: a provider or proxy streaming junk would fill the log with it.
-    return `${provider} sent a stream event that is ${bad.what}: ${quoted(bad.text)}; check the provider, or the proxy at its base URL`;
+    return `${model} sent a stream event that is ${bad.what}: ${quoted(bad.text)}; check the provider, or the proxy at its base URL`;
   }
   const streamed = streamedError(err);
   if (streamed) {
     const kind = streamed.kind ? `${streamed.kind}: ` : "";
-    return `${provider} reported an error mid-stream: ${kind}${quoted(streamed.message, MESSAGE_CHARS)}`;
+    return `${model} reported an error mid-stream: ${kind}${quoted(streamed.message, MESSAGE_CHARS)}`;
   }
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
     if (status === undefined)
-      return `could not reach ${provider} at ${originOf(err.url)}: ${rootCause(err) ?? err.message}`;
+      return `could not reach ${model} at ${originOf(err.url)}: ${rootCause(err) ?? err.message}`;
     if (status >= 200 && status < 300) {
-      return `${provider}'s stream broke off: ${rootCause(err) ?? err.message}`;
+      return `the stream of ${model} broke off: ${rootCause(err) ?? err.message}`;
     }
     const said = messageInBody(err.responseBody) ?? err.message;
-    return `${provider} answered HTTP ${status}: ${said}${STATUS_HINTS[status] ?? ""}`;
+    return `${model} answered HTTP ${status}: ${said}${STATUS_HINTS[status] ?? ""}`;
   }
-  if (isTimeout(err)) return `${provider} went quiet: ${(err as Error).message}`;
-  if (isDropped(err)) return `${provider}'s stream broke off: ${rootCause(err) ?? (err as Error).message}`;
-  if (isUnreachable(err)) return `could not reach ${provider}: ${rootCause(err) ?? (err as Error).message}`;
+  if (isTimeout(err)) return `${model} went quiet: ${(err as Error).message}`;
+  if (isDropped(err)) return `the stream of ${model} broke off: ${rootCause(err) ?? (err as Error).message}`;
+  if (isUnreachable(err)) return `could not reach ${model}: ${rootCause(err) ?? (err as Error).message}`;
   if (err instanceof Error) {
     const cause = rootCause(err);
-    return cause && cause !== err.message
-      ? `${provider}: ${err.message}: ${cause}`
-      : `${provider}: ${err.message}`;
+    return cause && cause !== err.message ? `${model}: ${err.message}: ${cause}` : `${model}: ${err.message}`;
   }
-  return `${provider}: ${String(err)}`;
+  return `${model}: ${String(err)}`;
 }
 
 /**

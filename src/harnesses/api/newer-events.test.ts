@@ -89,7 +89,7 @@ describe("anthropic streaming event, block and delta types its SDK package does 
       const outcome = await (await session.prompt("x")).settled;
       expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
       expect(outcome.error?.message).toMatch(
-        /^anthropic sent a stream event that is not in the form of its API: \{"type":"message_delta"/,
+        /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_delta"/,
       );
     } finally {
       body = anthropic;

@@ -55,7 +55,7 @@ describe("an error Ollama streams after its 200", () => {
     const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
     expect(warnings).toContainEqual(
       expect.stringMatching(
-        /^ollama reported an error mid-stream: model runner has unexpectedly stopped; retrying/,
+        /^ollama model "m" reported an error mid-stream: model runner has unexpectedly stopped; retrying/,
       ),
     );
   });
@@ -66,7 +66,7 @@ describe("an error Ollama streams after its 200", () => {
     const outcome = await (await s.prompt("x")).settled;
     expect(outcome.error).toEqual({
       code: "provider_error",
-      message: "ollama reported an error mid-stream: model runner has unexpectedly stopped",
+      message: 'ollama model "m" reported an error mid-stream: model runner has unexpectedly stopped',
     });
     expect([textOf(await events(s)), bed.fake.requests.length]).toEqual(["abcd", 1]);
   });

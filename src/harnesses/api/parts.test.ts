@@ -75,11 +75,16 @@ describe("provider errors", () => {
     expect(messageInBody('{"error":"model not found"}')).toBe("model not found");
     expect(messageInBody('{"message":"plain"}')).toBe("plain");
     expect(messageInBody("<html>bad gateway</html>")).toBe("<html>bad gateway</html>");
-    expect(describeProviderError("ollama", apiError(404, '{"error":"model x not found"}'))).toBe(
-      "ollama answered HTTP 404: model x not found; check the model's name (config.model) and the provider's base_url",
+    expect(
+      describeProviderError(
+        { provider: "ollama", modelId: "x" },
+        apiError(404, '{"error":"model x not found"}'),
+      ),
+    ).toBe(
+      `ollama model "x" answered HTTP 404: model x not found; check the model's name (config.model) and the provider's base_url`,
     );
-    expect(describeProviderError("openai", apiError(undefined))).toBe(
-      "could not reach openai at http://h: Bad Request",
+    expect(describeProviderError({ provider: "openai", modelId: "gpt-x" }, apiError(undefined))).toBe(
+      'could not reach openai model "gpt-x" at http://h: Bad Request',
     );
   });
 
@@ -89,8 +94,8 @@ describe("provider errors", () => {
       url: "https://user:pw-secret@gateway.example:8443/key-in-path/v1/chat/completions?key=q-secret",
       requestBodyValues: {},
     });
-    const said = describeProviderError("openai", unreachable);
-    expect(said).toBe("could not reach openai at https://gateway.example:8443: fetch failed");
+    const said = describeProviderError({ provider: "openai", modelId: "gpt-x" }, unreachable);
+    expect(said).toBe('could not reach openai model "gpt-x" at https://gateway.example:8443: fetch failed');
     expect(said).not.toMatch(/secret|key-in-path/);
   });
 

@@ -18,7 +18,7 @@ describe("a provider quiet for longer than fetch's shared pool waits", () => {
     bed.fake.script([{ text: "Thinking it over.", chunkSize: 4, stallAfter: 3 }]);
     const outcome = await (await s.prompt("think")).settled;
     expect(outcome.error?.message).toBe(
-      "anthropic went quiet: nothing arrived for 2 s (config.options.idle_timeout_ms)",
+      'anthropic model "fake-model" went quiet: nothing arrived for 2 s (config.options.idle_timeout_ms)',
     );
   });
 });

@@ -28,7 +28,7 @@ describe.each(["anthropic", "openai", "openai-chat"])("%s stalling mid tool call
     const outcome = await (await s.prompt("echo")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
     expect(outcome.error?.message).toBe(
-      `${provider} went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)`,
+      `${provider} model "fake-model" went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)`,
     );
     // Text was shown: a retry would show it twice.
     expect(bed.fake.requests).toHaveLength(1);

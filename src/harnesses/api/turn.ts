@@ -255,7 +255,7 @@ async function request(
       });
     } catch (err) {
       if (!(err instanceof StepError)) throw err;
-      const why = model.withoutKeyEcho(describeProviderError(model.provider, err.error));
+      const why = model.withoutKeyEcho(describeProviderError(model, err.error));
       const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
       if (err.streamed) throw new BrokenAnswer(`${why}${tries}`, err.text);
       if (!isRetryable(err.error) || attempt >= settings.retries) {

@@ -31,7 +31,7 @@ describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter"])(
       expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
       expect(outcome.error?.message).toMatch(
         new RegExp(
-          `^${provider} sent a stream event that is not JSON: \\{"type": "garbled… \\(200018 characters\\); ` +
+          `^${provider} model "fake-model" sent a stream event that is not JSON: \\{"type": "garbled… \\(200018 characters\\); ` +
             "check the provider, or the proxy at its base URL$",
         ),
       );
@@ -44,7 +44,7 @@ describe("Anthropic's error as its stream's first event", () => {
     const streamError = { after: 0, message: "Internal server error", type: "api_error" };
     const warnings = await warningsOfRetried(bed, streamError);
     expect(warnings).toContain(
-      "anthropic reported an error mid-stream: api_error: Internal server error; retrying in 0.0 s (retry 1 of 1)",
+      'anthropic model "fake-model" reported an error mid-stream: api_error: Internal server error; retrying in 0.0 s (retry 1 of 1)',
     );
   });
 });
@@ -83,7 +83,7 @@ describe("ollama streaming a line that is not JSON", () => {
       const outcome = await (await session.prompt("x")).settled;
       expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
       expect(outcome.error?.message).toBe(
-        `ollama sent a stream event that is not JSON: {"message": {"content": "is… (329 characters); check the provider, or the proxy at its base URL`,
+        `ollama model "fake-model" sent a stream event that is not JSON: {"message": {"content": "is… (329 characters); check the provider, or the proxy at its base URL`,
       );
     } finally {
       await new Promise((resolve) => ollama.close(resolve));
