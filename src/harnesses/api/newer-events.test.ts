@@ -79,6 +79,33 @@ describe("anthropic streaming event, block and delta types its SDK package does 
     ]);
   });
 
+  it("passes over one that comes first, before message_start, which the package reads before it hands the stream on", async () => {
+    // Line ends as SSE allows them too: a prelude of "\r\n" and "\r", a ping and a comment the package passes over.
+    const first = event("brand_new_prelude", { detail: 1 }).replace(/\n/g, "\r\n");
+    body = `: hello\r\r${event("ping", {})}${first}${event("another_new_one", {}).replace(/\n/g, "\r")}${anthropic}`;
+    try {
+      const session = await bed.sessionAt(
+        "anthropic",
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      );
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome).toMatchObject({ status: "completed" });
+      const all = await events(session);
+      expect(textOf(all)).toBe("hello world");
+      const warnings = all
+        .filter((e) => e.type === "harness.warning")
+        .map((e) => (e.data as { message: string }).message)
+        .filter((m) => m.includes("does not know"));
+      expect(warnings.slice(0, 3)).toEqual([
+        "anthropic sent a stream event this version of Brain does not know (brand_new_prelude); passed over it",
+        "anthropic sent a stream event this version of Brain does not know (another_new_one); passed over it",
+        "anthropic sent a stream event this version of Brain does not know (brand_new_event); passed over it",
+      ]);
+    } finally {
+      body = anthropic;
+    }
+  });
+
   it("still fails on an event of a type it knows in a shape it does not (no usage in message_delta)", async () => {
     body = anthropic.replace(`"usage":{"output_tokens":5}`, `"usage":"none"`);
     try {

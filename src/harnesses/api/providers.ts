@@ -14,6 +14,7 @@ import { Agent } from "undici";
 import type { ProviderCredentials } from "../../protocol/runner.js";
 import { MaskedEcho } from "../cli/masked-echo.js";
 import { withBoundedAnswers } from "./answer-bytes.js";
+import { UnknownFirstEvents } from "./first-events.js";
 import { withoutRedirects } from "./no-redirects.js";
 import { StreamErrorLines } from "./ollama-errors.js";
 
@@ -44,6 +45,11 @@ interface ProviderKind {
   modelInPath?: boolean;
   /** Its SDK package drops the provider's error line mid-stream: a StreamErrorLines fetch keeps it (Ollama). */
   dropsStreamErrors?: boolean;
+  /**
+   * Its SDK package fails a request whose first event is of a type it does not know: an UnknownFirstEvents fetch
+   * takes such events out (Anthropic).
+   */
+  failsOnUnknownFirstEvent?: boolean;
   /** Its SDK package drops a Chat Completions `refusal` delta (OpenRouter's): the step reads it from the raw chunks. */
   dropsRefusals?: boolean;
   create(args: ModelArgs): LanguageModel;
@@ -70,6 +76,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     baseUrlEnv: ["ANTHROPIC_BASE_URL"],
     defaultBaseUrl: "https://api.anthropic.com/v1",
     normalizeBaseUrl: withSuffix("/v1"),
+    failsOnUnknownFirstEvent: true,
     create: ({ modelId, ...rest }) => createAnthropic(rest)(modelId),
   },
   /** The Responses API, as `createOpenAI()(id)` does by default. */
@@ -156,6 +163,8 @@ export interface ResolvedModel {
   model: LanguageModel;
   /** The error the provider sent in the last response's stream, when its SDK package dropped it. */
   streamError?: () => string | undefined;
+  /** The types of the events taken out of the last response's stream before its first (UnknownFirstEvents). */
+  unknownFirstEvents?: () => string[];
   /** The model's refusal must be read from the raw chunks: its SDK package drops it. */
   refusalsInRaw?: boolean;
   /** The key the session's requests carry, if any: what the conversation file must never hold. */
@@ -238,6 +247,7 @@ export function resolveModel(
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
+  const firstEvents = kind.failsOnUnknownFirstEvent ? new UnknownFirstEvents() : undefined;
   const echo = apiKey ? new MaskedEcho("api_key", apiKey) : undefined;
   // The session's own connections, with none of fetch's default 300 s header and body timeouts: idle_timeout_ms
   // says how long a provider may be quiet (a local model loading, a long think), and on fetch's shared pool a
@@ -251,13 +261,14 @@ export function resolveModel(
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     headers,
-    fetch: errors ? errors.wrap(fetch) : fetch,
+    fetch: errors ? errors.wrap(fetch) : firstEvents ? firstEvents.wrap(fetch) : fetch,
   });
   return {
     provider,
     modelId,
     model,
     ...(errors ? { streamError: () => errors.last() } : {}),
+    ...(firstEvents ? { unknownFirstEvents: () => firstEvents.take() } : {}),
     ...(kind.dropsRefusals ? { refusalsInRaw: true } : {}),
     ...(apiKey ? { apiKey } : {}),
     withoutKeyEcho: (text) => echo?.redact(text) ?? text,

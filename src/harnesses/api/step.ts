@@ -27,6 +27,8 @@ export interface StepRequest {
   onWarning(message: string): void;
   /** An event the SDK package could not read only because its type is newer than the package: passed over. */
   onUnknownEvent(type: string): void;
+  /** Those taken out of the stream before its first event, where the package would have failed on them. */
+  unknownFirstEvents?: () => string[];
   /** The error the provider streamed, when its SDK package dropped it and only ended the stream. */
   streamError?: () => string | undefined;
   /** Its SDK package drops a Chat Completions `refusal` delta: read it from the raw chunks, as text. */
@@ -152,9 +154,13 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   let providerMetadata: ProviderMetadata | undefined;
   let finishReason: FinishReason = "other";
   let rawFinishReason: string | undefined;
+  const tellFirstEvents = () => {
+    for (const type of req.unknownFirstEvents?.() ?? []) req.onUnknownEvent(type);
+  };
   try {
     for await (const part of result.fullStream) {
       stillAlive();
+      tellFirstEvents();
       // A refusal is the model's whole answer: dropped, the turn would end in silence, saying nothing of why.
       const piece =
         part.type === "text-delta" ? part.text : part.type === "raw" ? refusalIn(part.rawValue) : "";
@@ -192,6 +198,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   } catch (err) {
     failure = err;
   }
+  tellFirstEvents();
   if (req.signal.aborted) {
     Promise.resolve(result.response).catch(() => {});
     return { kind: "aborted", text };

@@ -250,6 +250,7 @@ async function request(
             `${model.provider} sent a stream event this version of Brain does not know (${type}); passed over it`,
           ),
         ...(model.streamError ? { streamError: model.streamError } : {}),
+        ...(model.unknownFirstEvents ? { unknownFirstEvents: model.unknownFirstEvents } : {}),
         ...(model.refusalsInRaw ? { refusalsInRaw: true } : {}),
         ...(streamed ? { streamed } : {}),
       });
