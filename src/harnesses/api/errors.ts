@@ -89,10 +89,13 @@ function unreadable(err: unknown): { text: string; what: string } | undefined {
   if (TypeValidationError.isInstance(err)) {
     return { text: JSON.stringify(err.value) ?? String(err.value), what: "not in the form of its API" };
   }
-  // As Anthropic's package hands on a first event that is not JSON (streamedFirst): the parse error, as JSON.
-  const named = err as { name?: unknown; text?: unknown } | null;
+  // As Anthropic's package hands on a first event it cannot read (streamedFirst): the parse or validation error,
+  // as JSON (which said "[object Object]" of a first event in another shape).
+  const named = err as { name?: unknown; text?: unknown; value?: unknown } | null;
   if (named?.name === "AI_JSONParseError" && typeof named.text === "string")
     return { text: named.text, what: "not JSON" };
+  if (named?.name === "AI_TypeValidationError" && named.value !== undefined)
+    return { text: JSON.stringify(named.value), what: "not in the form of its API" };
   return undefined;
 }
 

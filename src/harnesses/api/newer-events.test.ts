@@ -106,6 +106,23 @@ describe("anthropic streaming event, block and delta types its SDK package does 
     }
   });
 
+  it("fails on a first event of a type it knows in a shape it does not, saying what it was sent", async () => {
+    body = anthropic.replace(`"usage":{"input_tokens":7,"output_tokens":1}`, `"usage":"none"`);
+    try {
+      const session = await bed.sessionAt(
+        "anthropic",
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      );
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+      expect(outcome.error?.message).toMatch(
+        /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_start"/,
+      );
+    } finally {
+      body = anthropic;
+    }
+  });
+
   it("still fails on an event of a type it knows in a shape it does not (no usage in message_delta)", async () => {
     body = anthropic.replace(`"usage":{"output_tokens":5}`, `"usage":"none"`);
     try {
