@@ -4,6 +4,7 @@
 // while the session's log is behind (see ReadGate): a CLI streaming faster than the disk commits blocks on its
 // full pipe instead of growing Brain's heap.
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 import type { Backlog } from "../../core/backlog.js";
 import { tailOf } from "../../core/redact.js";
 import { onText } from "../../core/stream-text.js";
@@ -145,9 +146,19 @@ export class CliProcess {
     let how = "is still running";
     if (exit?.error) how = `could not be started (${exit.error.message})`;
     else if (exit?.signal) how = `was killed by ${exit.signal}`;
-    else if (exit) how = `exited with code ${exit.code}`;
+    else if (exit) how = this.launchedSignal(exit.code) ?? `exited with code ${exit.code}`;
     const tail = this.stderrTail();
     return `${this.spec.label}: ${name} ${how}${tail ? `; its stderr ended with: ${tail}` : ""}`;
+  }
+
+  /**
+   * A launcher (a network namespace's, `docker exec`) whose child a signal ended exits with 128 + its number, as a
+   * shell does; "exited with code 137" hides a kill -9 (the OOM killer) that the signal's name makes plain.
+   */
+  private launchedSignal(code: number | null): string | undefined {
+    if (!this.spec.launcher?.length || code === null || code <= 128) return undefined;
+    const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+    return name ? `was killed by ${name} (exit code ${code})` : undefined;
   }
 
   kill(signal: NodeJS.Signals = "SIGTERM"): void {
