@@ -14,6 +14,7 @@ import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, keyWire, type WireApi } from "../cli/provider-api.js";
 import { proxyVariable } from "../cli/proxy-variable.js";
 import type { CliProvider } from "../cli/services.js";
+import { unknownTypeWarning } from "../cli/unknown-types.js";
 import { boundEnvironment, endpointWarning, isEndpointTool } from "./bound.js";
 import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
 import { OpencodeEventMapper, type OpencodeQuestion, type OpencodeSignal } from "./parser.js";
@@ -184,6 +185,10 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
         return;
       case "end":
         return this.endTurn(signal.end);
+      case "unknown":
+        return this.warn(
+          unknownTypeWarning("opencode", signal.type, signal.part ? "a message part" : "an event"),
+        );
     }
   }
 

@@ -4,8 +4,9 @@
 // (tokens and cost), permission requests and questions (`question.asked`: opencode's `question` tool), and the end
 // of the prompt at `session.idle`. A subagent (the `task` tool) runs in a child session, whose requests block the
 // turn as much as the session's own: they are passed on, the rest of its events is left out, like those of other
-// sessions and unknown types.
+// sessions. Event and part types it does not know are skipped, each said once (see UnknownTypes).
 import { asRecord, type CliEvent, type CliTurnEnd, event, usageOf } from "../cli/events.js";
+import { UnknownTypes } from "../cli/unknown-types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party events, decoded leniently
 type Json = any;
@@ -23,7 +24,29 @@ export type OpencodeSignal =
       callId?: string;
     }
   | { kind: "question"; id: string; questions: OpencodeQuestion[] }
-  | { kind: "end"; end: CliTurnEnd };
+  | { kind: "end"; end: CliTurnEnd }
+  /** The first event (or message part) of a type this mapper does not know (a newer opencode's). */
+  | { kind: "unknown"; type: string; part?: true };
+
+/** The `/event` types opencode 1.18.33 defines that Brain has no use for (its experimental session.next.* aside). */
+const SKIPPED_EVENTS = new Set([
+  ...["server.connected", "server.heartbeat", "server.instance.disposed", "global.disposed"],
+  ...["session.created", "session.updated", "session.deleted", "session.status", "session.diff"],
+  ...["session.compacted", "message.removed", "message.part.removed", "permission.replied"],
+  ...["question.replied", "question.rejected", "permission.v2.asked", "permission.v2.replied"],
+  ...["question.v2.asked", "question.v2.replied", "question.v2.rejected", "todo.updated", "command.executed"],
+  ...["file.edited", "file.watcher.updated", "lsp.updated", "mcp.tools.changed", "mcp.browser.open.failed"],
+  ...["installation.updated", "installation.update-available", "plugin.added", "catalog.updated"],
+  ...["integration.updated", "integration.connection.updated", "reference.updated", "project.updated"],
+  ...["project.directories.updated", "pty.created", "pty.updated", "pty.exited", "pty.deleted"],
+  ...["vcs.branch.updated", "workspace.ready", "workspace.failed", "workspace.status", "worktree.ready"],
+  ...["worktree.failed", "tui.prompt.append", "tui.command.execute", "tui.toast.show", "tui.session.select"],
+]);
+/** The message part types opencode 1.18.33 has besides text and tool, which Brain reads. */
+const SKIPPED_PARTS = new Set([
+  ...["reasoning", "file", "step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry"],
+  "compaction",
+]);
 
 /** One question of a `question.asked` (opencode's QuestionInfo). */
 export interface OpencodeQuestion {
@@ -59,6 +82,8 @@ export class OpencodeEventMapper {
   private error: { name: string; message: string } | undefined;
   /** Sessions of the subagents this session started, and theirs in turn. */
   private readonly children = new Set<string>();
+  private readonly unknownEvents = new UnknownTypes(SKIPPED_EVENTS);
+  private readonly unknownParts = new UnknownTypes(SKIPPED_PARTS);
 
   constructor(public sessionId: string | undefined = undefined) {}
 
@@ -93,8 +118,10 @@ export class OpencodeEventMapper {
       }
       case "session.idle":
         return this.onIdle();
-      default:
-        return [];
+      default: {
+        const type = this.unknownEvents.first(ev?.type);
+        return type === undefined ? [] : [{ kind: "unknown", type }];
+      }
     }
   }
 
@@ -187,7 +214,8 @@ export class OpencodeEventMapper {
       return rest ? [{ kind: "event", event: event.delta(rest) }] : [];
     }
     if (part.type === "tool") return this.onTool(part);
-    return [];
+    const type = this.unknownParts.first(part.type);
+    return type === undefined ? [] : [{ kind: "unknown", type, part: true }];
   }
 
   private onTool(part: Json): OpencodeSignal[] {

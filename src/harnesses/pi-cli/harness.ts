@@ -11,7 +11,6 @@
 import { basename, join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory, missingKeptHistory } from "../../core/native-check.js";
-import { preview } from "../../protocol/ndjson.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
@@ -22,6 +21,7 @@ import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, keyWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
 import { proxyVariable } from "../cli/proxy-variable.js";
 import type { CliProvider } from "../cli/services.js";
+import { unknownTypeWarning } from "../cli/unknown-types.js";
 import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER, piBaseUrl, vendorModelsJson } from "./models-json.js";
@@ -275,9 +275,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         this.heldEnd = signal.end;
         return this.finishRun();
       case "unknown":
-        return this.warn(
-          `pi wrote an event of a type Brain does not know (${JSON.stringify(preview(signal.type, 80))}), skipped; a pi newer than Brain knows? Further events of that type are skipped silently`,
-        );
+        return this.warn(unknownTypeWarning("pi", signal.type));
     }
   }
 

@@ -7,6 +7,7 @@
 // a 5xx or a lost connection; a compaction after a context overflow), and says so right after, in the same breath.
 // Such an end is held and a `get_state` sent: pi answers it only after it has said whether it retries.
 import { type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
+import { UnknownTypes } from "../cli/unknown-types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party output, decoded leniently
 type Json = any;
@@ -40,8 +41,6 @@ const SKIPPED = new Set([
   "thinking_level_changed",
   "extension_error",
 ]);
-/** Different unknown types said per pi process: a pi writing a new type on every line must not flood the log. */
-const UNKNOWN_TYPES_SAID = 20;
 
 export class PiEventParser {
   /** How the prompt's last assistant message stopped: decides how `agent_end` ends the turn. */
@@ -53,8 +52,8 @@ export class PiEventParser {
   private probes = 0;
   /** A compaction is running: one after a context overflow may run the prompt again when it ends. */
   private compacting = false;
-  /** The unknown event types said so far. */
-  private readonly unknown = new Set<string>();
+  /** Said once per pi process (the parser is one pi's). */
+  private readonly unknown = new UnknownTypes(SKIPPED);
 
   handle(line: Json): PiSignal[] {
     if (line === null || typeof line !== "object") return [];
@@ -143,10 +142,8 @@ export class PiEventParser {
   }
 
   private onUnknown(type: unknown): PiSignal[] {
-    const name = typeof type === "string" ? type : JSON.stringify(type ?? null);
-    if (SKIPPED.has(name) || this.unknown.has(name) || this.unknown.size >= UNKNOWN_TYPES_SAID) return [];
-    this.unknown.add(name);
-    return [{ kind: "unknown", type: name }];
+    const name = this.unknown.first(type);
+    return name === undefined ? [] : [{ kind: "unknown", type: name }];
   }
 
   private onMessageEnd(message: Json): PiSignal[] {
