@@ -20,6 +20,7 @@ import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { anthropicBaseUrl, ownVendorWire } from "../cli/provider-api.js";
 import { proxyVariable } from "../cli/proxy-variable.js";
 import type { CliProvider } from "../cli/services.js";
+import { unknownTypeWarning } from "../cli/unknown-types.js";
 import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
@@ -260,6 +261,8 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
         return;
       case "end":
         return this.endTurn(signal.end);
+      case "unknown":
+        return this.warn(unknownTypeWarning("claude", signal.type, "a line"));
     }
   }
 

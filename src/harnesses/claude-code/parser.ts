@@ -3,8 +3,10 @@
 // usage and stop reason; the turn's cost rides on the last one), `tool.call` from `tool_use` blocks,
 // `tool.result` from the `user` messages that carry results, permission requests from `can_use_tool` control
 // requests, and the turn's end from `result`. Sub-agent traffic (`parent_tool_use_id` set) is not the
-// session's conversation and is skipped; so is every type this parser does not know.
+// session's conversation and is skipped. Types this parser does not know are skipped too, each said once (see
+// UnknownTypes).
 import { asRecord, type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
+import { UnknownTypes } from "../cli/unknown-types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party output, decoded leniently
 type Json = any;
@@ -24,7 +26,17 @@ export type ClaudeSignal =
   /** A control request Brain does not serve: it must still be answered, with an error. */
   | { kind: "control-unsupported"; requestId: string; subtype: string }
   | { kind: "control-response"; requestId: string; error?: string }
-  | { kind: "end"; end: CliTurnEnd };
+  | { kind: "end"; end: CliTurnEnd }
+  /** The first line (or stream event) of a type this parser does not know (a newer Claude Code's). */
+  | { kind: "unknown"; type: string };
+
+/** The stdout message types Claude Code 2.1 has (its SDK's) that Brain has no use for. */
+const SKIPPED_LINES = new Set([
+  ...["keep_alive", "control_cancel_request", "tool_progress", "tool_use_summary", "auth_status"],
+  ...["rate_limit_event", "prompt_suggestion", "streamlined_text", "streamlined_tool_use_summary"],
+]);
+/** The Messages API stream events Brain does not read (the stream_event lines' `event`). */
+const SKIPPED_STREAM_EVENTS = new Set(["content_block_start", "content_block_stop", "ping", "error"]);
 
 interface ModelMessage {
   id: string;
@@ -48,6 +60,8 @@ export class ClaudeStreamParser {
    * the CLI appends it to the transcript only after printing (even after the turn's `result`).
    */
   lastRecord: string | undefined;
+  private readonly unknownLines = new UnknownTypes(SKIPPED_LINES);
+  private readonly unknownStreamEvents = new UnknownTypes(SKIPPED_STREAM_EVENTS);
 
   /** One decoded stdout line in, what it means out. */
   handle(line: Json): ClaudeSignal[] {
@@ -81,7 +95,7 @@ export class ClaudeStreamParser {
         ];
       }
       default:
-        return [];
+        return unknown(this.unknownLines.first(line.type));
     }
   }
 
@@ -122,7 +136,7 @@ export class ClaudeStreamParser {
         // The turn's last message waits for `result`, which carries the cost; the others go out now.
         return this.current.stopReason === "end_turn" ? [] : this.flush();
       default:
-        return [];
+        return unknown(this.unknownStreamEvents.first(ev?.type), "stream_event ");
     }
   }
 
@@ -224,4 +238,8 @@ export class ClaudeStreamParser {
     const stop = message.finished ? (message.stopReason ?? "aborted") : "aborted";
     return [{ kind: "event", event: event.message(message.text, usage, stop) }];
   }
+}
+
+function unknown(type: string | undefined, prefix = ""): ClaudeSignal[] {
+  return type === undefined ? [] : [{ kind: "unknown", type: `${prefix}${type}` }];
 }
