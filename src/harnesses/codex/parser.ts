@@ -1,12 +1,15 @@
 // Codex app-server notifications mapped to Brain: agent message deltas, one `assistant.message` per agent message
 // (with the usage of the model call that produced it), tool calls and results for the CLI's own tools by the
 // names the model sees (`exec_command`, `apply_patch`, `mcp__<server>__<tool>`, …), and the turn's end.
-// Notifications for other threads (sub-agents) and every method this mapper does not know are skipped.
+// Notifications for other threads (sub-agents) and the rest of the protocol's are skipped; a method the protocol
+// does not have (a newer Codex's) is skipped too, and said once as a warning (see UnknownTypes).
 
 import { type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
+import { UnknownTypes, unknownTypeWarning } from "../cli/unknown-types.js";
 import type { ServerNotification } from "./generated/ServerNotification.js";
 import type { ThreadItem } from "./generated/v2/ThreadItem.js";
 import type { TokenUsageBreakdown } from "./generated/v2/TokenUsageBreakdown.js";
+import { SKIPPED_METHODS } from "./skipped-methods.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently
 type Json = any;
@@ -19,7 +22,7 @@ export type CodexSignal =
   | { kind: "warning"; message: string };
 
 /** Methods this mapper reads; the rest of ServerNotification["method"] is skipped. */
-type Handled = Extract<
+export type Handled = Extract<
   ServerNotification["method"],
   | "turn/started"
   | "turn/completed"
@@ -91,6 +94,7 @@ export class CodexNotificationMapper {
   /** Text streamed for agent messages not yet completed: what is left of them when a turn is interrupted. */
   private partial = new Map<string, string>();
   private failure: string | undefined;
+  private readonly unknown = new UnknownTypes(SKIPPED_METHODS);
 
   handle(method: string, params: Json): CodexSignal[] {
     if (this.threadId && typeof params?.threadId === "string" && params.threadId !== this.threadId) return [];
@@ -131,8 +135,12 @@ export class CodexNotificationMapper {
         return typeof params?.summary === "string"
           ? [{ kind: "warning", message: configWarning(params) }]
           : [];
-      default:
-        return [];
+      default: {
+        const name = this.unknown.first(method);
+        return name === undefined
+          ? []
+          : [{ kind: "warning", message: unknownTypeWarning("codex", name, "a notification") }];
+      }
     }
   }
 
