@@ -262,7 +262,7 @@ export class NatsSessionStore implements SessionStore {
     };
     try {
       const scan = await scanForOpen({ read: (after, limit) => this.readEvents(id, { after, limit }) });
-      await restoreNative(this.paths(id).native, this.checkpoints(id), scan.logged);
+      await restoreNative(this.paths(id).native, this.checkpoints(id), scan.logged, this.warn);
       const log = await NatsEventLog.open(this.ctx, id, {
         guard: lease,
         onClose: release,
