@@ -31,7 +31,7 @@ import { Providers } from "./providers.js";
 import { reseed } from "./rebuild-aside.js";
 import { Redactor } from "./redact.js";
 import type { HarnessRegistry } from "./registry.js";
-import { type RestoreKey, restoreInto } from "./restores.js";
+import { orNamingEarlier, type RestoreKey, restoreInto } from "./restores.js";
 import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
 import type { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
@@ -201,9 +201,7 @@ export class Brain {
     return this.options.store.list(unreadable, tenant);
   }
 
-  /**
-   * Follows a session another node writes, from its tail on (SessionStore.follow); undefined if the store cannot.
-   */
+  /** Follows a session another node writes, from its tail on (SessionStore.follow); else undefined. */
   followStored(id: string, ...on: FollowCallbacks) {
     return this.options.store.follow?.(id, undefined, ...on);
   }
@@ -222,13 +220,14 @@ export class Brain {
     const source = await this.record(id);
     const checkpoints = checkpointsOf(this.options, id);
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
-    const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
+    const at = await loggedCheckpoint(log, checkpoint, id);
+    const manifest = await orNamingEarlier(log, id, at, (cp) => checkpoints.get(cp));
     const forked_from = { session: id, checkpoint: manifest.id };
     const input = { ...forkInput(source), ...made };
     const seeded = await forkSeeding(this.options, source, manifest.id);
     if (seeded) return this.createRecord(input, { forked_from, seeded, not_before: source.created_at });
     return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {
-      await checkpoints.restore(manifest.id, dir);
+      await orNamingEarlier(log, id, manifest.id, (cp) => checkpoints.restore(cp, dir));
     });
   }
 

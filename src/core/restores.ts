@@ -9,8 +9,9 @@ import path from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
-import { refuseInside } from "./checkpoints/index.js";
-import { loggedCheckpoint } from "./conversation-chain.js";
+import { CheckpointError, refuseInside } from "./checkpoints/index.js";
+import { loggedCheckpoint, loggedCheckpoints } from "./conversation-chain.js";
+import type { EventLog } from "./event-log.js";
 import { checkpointsOf } from "./open-session.js";
 import { type KeptRestore, keepRestore, markPath, restoredBefore, writeMark } from "./restore-marks.js";
 
@@ -34,7 +35,8 @@ export async function restoreInto(
   if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
   const checkpoints = checkpointsOf(options, id);
   const logged = await loggedCheckpoint({ read }, checkpoint, id);
-  if (!keyed) return (await checkpoints.restore(logged, dir)).id;
+  const restore = () => orNamingEarlier({ read }, id, logged, (cp) => checkpoints.restore(cp, dir));
+  if (!keyed) return (await restore()).id;
   const mark = markPath(options.store, id, keyed.key);
   const into = path.resolve(dir);
   let restored = await restoredBefore(checkpoints, mark, { sent: keyed.sent, into });
@@ -43,7 +45,7 @@ export async function restoreInto(
     await mkdir(path.dirname(mark), { recursive: true });
     await writeMark(mark, { sent: keyed.sent, checkpoint: logged, into, key: keyed.key });
     try {
-      restored = (await checkpoints.restore(logged, dir)).id;
+      restored = (await restore()).id;
     } catch (err) {
       await rm(mark, { force: true });
       throw err;
@@ -53,4 +55,36 @@ export async function restoreInto(
   await keepRestore(options.store, id, { ...keyed, checkpoint: restored });
   await rm(mark, { force: true });
   return restored;
+}
+
+/**
+ * A fork or restore of a checkpoint that cannot be used (its manifest or a blob it needs damaged, in NATS or in the
+ * cache) fails naming it and the one the session's log records before it, by id: no route lists a session's
+ * checkpoints, and a client that asked for "latest" knew of no other id to ask for. A failure of the caller's (a
+ * directory that cannot be written), a full disk or NATS out of reach is not the checkpoint's, and goes as it was.
+ */
+export async function orNamingEarlier<T>(
+  log: Pick<EventLog, "read">,
+  session: string,
+  checkpoint: string,
+  use: (checkpoint: string) => Promise<T>,
+): Promise<T> {
+  try {
+    return await use(checkpoint);
+  } catch (err) {
+    if (!(err instanceof CheckpointError) || err.code !== "brain_error") throw err;
+    const { ids } = await loggedCheckpoints(log, checkpoint).catch(() => ({ ids: [] as string[] }));
+    const earlier = ids.filter((id) => id !== checkpoint).at(-1);
+    const other = err.message.includes("use another checkpoint")
+      ? ""
+      : "use another checkpoint of the session: ";
+    const instead =
+      earlier === undefined
+        ? `${other}the log records none before it; checkpoint the session again and use the new one`
+        : `${other}the one the log records before it is {"checkpoint":"${earlier}"}`;
+    const named = err.message.includes(`checkpoint ${checkpoint} `)
+      ? ""
+      : `checkpoint ${checkpoint} of session ${session} cannot be used: `;
+    throw new CheckpointError("brain_error", `${named}${err.message}; ${instead}`, err.path);
+  }
 }
