@@ -206,9 +206,14 @@ export class ReplicatedCheckpoints implements Checkpoints {
       ? ids.find((id) => typeof id !== "string" || !CHECKPOINT_ID.test(id))
       : ids;
     if (!Array.isArray(ids) || bad !== undefined) {
+      const bucket = await this.objects.status().then(
+        (status) => status.bucket,
+        () => "BUCKET",
+      );
       throw new CheckpointError(
         "brain_error",
-        `checkpoints of session ${this.session}: the index in NATS (object ${this.indexName}) is damaged: ${Array.isArray(ids) ? `it names ${JSON.stringify(bad)?.slice(0, 100)}, not a checkpoint id (digits)` : "it is not a JSON array of checkpoint ids"}`,
+        `checkpoints of session ${this.session}: the index in NATS (object ${this.indexName}) is damaged: ${Array.isArray(ids) ? `it names ${JSON.stringify(bad)?.slice(0, 100)}, not a checkpoint id (digits)` : "it is not a JSON array of checkpoint ids"}; ` +
+          `delete it (nats object del ${bucket} ${this.indexName}): the checkpoints are listed as well by key ${idsKey(this.session)} of the records bucket (all but those made by versions before it), and the next checkpoint writes the index again`,
       );
     }
     return ids as string[];

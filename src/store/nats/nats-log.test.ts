@@ -183,6 +183,12 @@ describe("NATS event log across nodes", () => {
       `the index in NATS (object s9/index) is damaged: it names ${JSON.stringify(planted)}, not a checkpoint id`,
     );
     expect(await readdir(a.home)).not.toContain("outside.json");
+    // The fix it names works: the index deleted, the checkpoints are listed again, and a new one is made.
+    const fix = /nats object del (\S+) ([^\s)]+)\)/.exec((refused as Error).message);
+    expect(fix?.[2]).toBe("s9/index");
+    expect(fix?.[1]).toBe((await a.ctx.blobs.status()).bucket);
+    await a.ctx.blobs.delete("s9/index");
+    expect(await a.store.checkpoints("s9").list()).toEqual([]);
     // The session can still be removed.
     await a.store.remove("s9");
     expect(await a.store.get("s9")).toBeUndefined();
