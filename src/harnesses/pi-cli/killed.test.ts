@@ -2,32 +2,21 @@
 // the session holds an assistant message, so none was written, while Brain's log has the prompt and the deltas
 // streamed for it. The turn fails naming pi and its end; the next prompt must start pi afresh (what pi held: nothing),
 // not refuse for ever for a lost history the failed turn never had.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it, vi } from "vitest";
-import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import { type CliBed, cliBed } from "../../testing/cli.js";
+import { expect, it, vi } from "vitest";
+import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import { locateCli } from "../cli/locate.js";
-import { piCliCase } from "./testing/case.js";
+import { usePiBehindScript } from "./testing/behind-script.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const found = locateCli("pi");
-let bed: CliBed | undefined;
-/** The directory of the script in front of pi. */
-let dir: string | undefined;
-afterEach(async () => {
-  await bed?.close();
-  bed = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const piBehindScript = usePiBehindScript(found ?? "pi");
 
 it.runIf(found)("after pi is killed mid-answer in the first turn, the session prompts again", async () => {
   // The real pi, behind a script that says its pid (exec: the pid is pi's).
-  dir = tempDir("brain-pi-killed-");
-  const bin = join(dir, "pi");
-  writeFileSync(bin, `#!/bin/sh\necho $$ >> "${dir}/pids"\nexec "${found}" "$@"\n`, { mode: 0o755 });
-  bed = await cliBed((launcher) => piCliCase.factory({ launcher, bin }), piCliCase.provider);
+  const { dir, bed } = await piBehindScript("brain-pi-killed-", (dir) => `echo $$ >> "${dir}/pids"`);
   const session = await bed.create();
   const slow = await session.prompt("Talk SLOW please");
   await waitForEvent(session, (e) => e.type === "assistant.delta" && e.turn === slow.turn);
