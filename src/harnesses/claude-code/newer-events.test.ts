@@ -3,8 +3,7 @@
 // would otherwise look like a turn that went quiet. What Claude Code 2.1 writes is all known: its captures, and a
 // real Claude Code's turn under unshare -n, say nothing.
 import { expect, it, vi } from "vitest";
-import { events } from "../../testing/brain.js";
-import { type CliBed, cliBed } from "../../testing/cli.js";
+import { amid, expectRealTurnSaysNoTypeUnknown } from "../../testing/cli-newer-events.js";
 import { transcriptLines } from "../../testing/transcripts.js";
 import { locateCli } from "../cli/locate.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
@@ -33,7 +32,7 @@ it("skips a line and a stream event of types it does not know, saying each type 
     event: { type: "content_block_text", text: "hi" },
     session_id: "s",
   };
-  const signals = parse([line, streamed, ...captured.slice(0, 20), line, streamed, ...captured.slice(20)]);
+  const signals = parse(amid([line, streamed], captured, 20));
   expect(unknown(signals)).toEqual([
     { kind: "unknown", type: "assistant_delta" },
     { kind: "unknown", type: "stream_event content_block_text" },
@@ -44,18 +43,6 @@ it("skips a line and a stream event of types it does not know, saying each type 
 it.runIf(locateCli("claude"))(
   "a real Claude Code's turn with a tool call says no type is unknown",
   async () => {
-    let b: CliBed | undefined;
-    try {
-      b = await cliBed((launcher) => claudeCodeCase.factory({ launcher }), claudeCodeCase.provider);
-      const session = await b.create();
-      const turn = await session.prompt("List the files CMD[ls -1]");
-      expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
-      const all = await events(session);
-      expect(all.filter((e) => e.type === "tool.result").length).toBe(1);
-      const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
-      expect(warnings.filter((w) => w.includes("does not know"))).toEqual([]);
-    } finally {
-      await b?.close();
-    }
+    await expectRealTurnSaysNoTypeUnknown(claudeCodeCase);
   },
 );

@@ -3,8 +3,7 @@
 // like a turn that went quiet. What the real Codex sends is all known: its captures, and a real Codex's turn under
 // unshare -n, say nothing.
 import { expect, it, vi } from "vitest";
-import { events } from "../../testing/brain.js";
-import { type CliBed, cliBed } from "../../testing/cli.js";
+import { amid, expectRealTurnSaysNoTypeUnknown } from "../../testing/cli-newer-events.js";
 import { transcriptLines } from "../../testing/transcripts.js";
 import { locateCli } from "../cli/locate.js";
 import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
@@ -36,7 +35,7 @@ it("knows every method real Codex sent: none is said to be unknown", () => {
 it("skips a notification of a method it does not know, saying it once, and reads the rest", () => {
   const captured = notifications("codex/app-server-a.jsonl");
   const renamed = { method: "item/agentMessage/textDelta", params: { delta: "hi", itemId: "x" } };
-  const signals = parse([renamed, ...captured.slice(0, 10), renamed, ...captured.slice(10)]);
+  const signals = parse(amid([renamed], captured, 10));
   expect(unknown(signals)).toEqual([
     'codex wrote a notification of a type Brain does not know ("item/agentMessage/textDelta"), skipped; a codex newer than Brain knows? Further notifications of that type are skipped silently',
   ]);
@@ -44,17 +43,5 @@ it("skips a notification of a method it does not know, saying it once, and reads
 });
 
 it.runIf(locateCli("codex"))("a real Codex's turn with a tool call says no method is unknown", async () => {
-  let b: CliBed | undefined;
-  try {
-    b = await cliBed((launcher) => codexCase.factory({ launcher }), codexCase.provider);
-    const session = await b.create();
-    const turn = await session.prompt("List the files CMD[ls -1]");
-    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
-    const all = await events(session);
-    expect(all.filter((e) => e.type === "tool.result").length).toBe(1);
-    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
-    expect(warnings.filter((w) => w.includes("does not know"))).toEqual([]);
-  } finally {
-    await b?.close();
-  }
+  await expectRealTurnSaysNoTypeUnknown(codexCase);
 });

@@ -3,8 +3,7 @@
 // otherwise look like a turn that went quiet. What opencode 1.18.33 writes is all known: its captures, and a real
 // opencode's turn under unshare -n, say nothing.
 import { expect, it, vi } from "vitest";
-import { events } from "../../testing/brain.js";
-import { type CliBed, cliBed } from "../../testing/cli.js";
+import { amid, expectRealTurnSaysNoTypeUnknown } from "../../testing/cli-newer-events.js";
 import { transcriptLines } from "../../testing/transcripts.js";
 import { locateCli } from "../cli/locate.js";
 import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
@@ -38,7 +37,7 @@ it("skips an event and a part of types it does not know, saying each type once, 
     type: "message.part.updated",
     properties: { part: { id: "prt_y", sessionID: SESSION, messageID: "msg_x", type: "citation" } },
   };
-  const signals = parse([renamed, part, ...captured.slice(0, 40), renamed, part, ...captured.slice(40)]);
+  const signals = parse(amid([renamed, part], captured, 40));
   expect(unknown(signals)).toEqual([
     { kind: "unknown", type: "message.part.text.delta" },
     { kind: "unknown", type: "citation", part: true },
@@ -49,18 +48,6 @@ it("skips an event and a part of types it does not know, saying each type once, 
 it.runIf(locateCli("opencode"))(
   "a real opencode's turn with a tool call says no type is unknown",
   async () => {
-    let b: CliBed | undefined;
-    try {
-      b = await cliBed((launcher) => opencodeCase.factory({ launcher }), opencodeCase.provider);
-      const session = await b.create();
-      const turn = await session.prompt("List the files CMD[ls -1]");
-      expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
-      const all = await events(session);
-      expect(all.filter((e) => e.type === "tool.result").length).toBe(1);
-      const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
-      expect(warnings.filter((w) => w.includes("does not know"))).toEqual([]);
-    } finally {
-      await b?.close();
-    }
+    await expectRealTurnSaysNoTypeUnknown(opencodeCase);
   },
 );
