@@ -1,19 +1,17 @@
 // Through Brain: a shared runner host (one process, one attachment per session) on the built TypeScript runner SDK,
 // whose code leaves a rejected promise unhandled in one session's turn. That turn fails with the rejection named; the
 // other session's turn, running in the same process meanwhile, completes, and the process serves on.
-import { rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
-import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../src/testing/brain.js";
-import { root } from "../../src/testing/nui.js";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../src/testing/brain.js";
+import { useSdkRunnerFiles } from "./runner-child.js";
 
+// Registered first: its directories are removed after Brain's cleanup (after-each hooks run last-registered first).
+const runnerFile = useSdkRunnerFiles();
 let t: TestBrain | undefined;
-const dirs: string[] = [];
 afterEach(async () => {
   await t?.cleanup();
   t = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 // "leak" leaks in a timer and never ends by itself; "wait" goes on once that leak has been made and reported (the
@@ -36,13 +34,7 @@ serve({ open: () => ({ async prompt(text, turn) {
 }, checkpoint: () => [] }) });`;
 
 it("fails the leaking session's turn alone; the other session's turn on the same runner process completes", async () => {
-  const dir = tempDir("brain-runner-leaks-shared-");
-  dirs.push(dir);
-  const runner = join(dir, "runner.mjs");
-  writeFileSync(
-    runner,
-    `import { serve } from ${JSON.stringify(join(root, "dist/sdk/ts/index.js"))};\n${RUNNER}`,
-  );
+  const runner = runnerFile("brain-runner-leaks-shared-", RUNNER);
   const factory = new ProcessFactory({
     name: "shared-leaky",
     command: process.execPath,

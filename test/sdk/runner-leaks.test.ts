@@ -2,20 +2,12 @@
 // process for it by default, and a shared runner process serves every attachment (session) Brain gives it. Made
 // within a turn it fails that turn alone; made outside every turn, or after its turn was answered, it is written to
 // stderr; the runner serves on. A real runner process on the built SDK, two attachments.
-import { spawn } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { decodeRunnerFrame } from "../../src/protocol/frames.js";
+import { expect, it } from "vitest";
 import { encodeLine } from "../../src/protocol/ndjson.js";
-import { tempDir } from "../../src/testing/brain.js";
-import { root } from "../../src/testing/nui.js";
-import { type Frame, OPEN_PARAMS } from "./harness.js";
+import { OPEN_PARAMS } from "./harness.js";
+import { spawnSdkRunner, useSdkRunnerFiles } from "./runner-child.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const runnerFile = useSdkRunnerFiles();
 
 // "leak" leaks in a timer and never ends by itself; "wait" goes on once that leak has been made and reported (the
 // immediate after it); "late" leaks in a timer after its turn has been answered.
@@ -40,40 +32,7 @@ serve({ open: () => ({ async prompt(text, turn) {
 }, checkpoint: () => [] }) });`;
 
 it("fails only the turn a leaked rejection was made in; another attachment's turn completes and the runner serves on", async () => {
-  const dir = tempDir("brain-runner-leaks-");
-  dirs.push(dir);
-  const runner = join(dir, "runner.mjs");
-  writeFileSync(
-    runner,
-    `import { serve } from ${JSON.stringify(join(root, "dist/sdk/ts/index.js"))};\n${RUNNER}`,
-  );
-  const child = spawn(process.execPath, [runner], { stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk;
-  });
-  let exitedFirst = false;
-  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-  void exited.then(() => {
-    exitedFirst = true;
-  });
-  const frames = () =>
-    stdout
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => decodeRunnerFrame(line) as Frame);
-  const answer = async (id: string) => {
-    await expect
-      .poll(() => exitedFirst || frames().some((frame) => frame.id === id), { timeout: 10_000 })
-      .toBe(true);
-    const found = frames().find((frame) => frame.id === id);
-    if (!found) throw new Error(`the runner exited before answering ${id}; stderr: ${stderr}`);
-    return found;
-  };
+  const { child, exited, stderr, frames, answer } = spawnSdkRunner(runnerFile("brain-runner-leaks-", RUNNER));
   const prompt = (attachment: string, turn: string, text: string) => {
     child.stdin.write(encodeLine({ attachment, turn, id: `p-${turn}`, method: "prompt", params: { text } }));
     return answer(`p-${turn}`);
@@ -94,11 +53,13 @@ it("fails only the turn a leaked rejection was made in; another attachment's tur
   expect(leaked).toMatchObject({ attachment: "A", turn: "TA", error: { code: "brain_error" } });
   expect(leaked.error.message).toBe("an unhandled promise rejection in turn TA: Error: leaked in a timer");
   await expect
-    .poll(() => stderr)
+    .poll(() => stderr())
     .toMatch(/an unhandled promise rejection outside any turn .*Error: stray leak/);
 
   expect(await prompt("B", "TB2", "late")).toMatchObject({ result: {} });
-  await expect.poll(() => stderr, { timeout: 10_000 }).toMatch(/turn TB2 .*after it was answered.*late leak/);
+  await expect
+    .poll(() => stderr(), { timeout: 10_000 })
+    .toMatch(/turn TB2 .*after it was answered.*late leak/);
   // A's attachment is not lost with its turn.
   expect(await prompt("A", "TA2", "again")).toMatchObject({ result: {} });
   expect(deltas("TA2")).toEqual(["starting", "fine"]);
