@@ -51,13 +51,29 @@ const server = createServer((req, res) => {
 beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)));
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-describe("anthropic streaming event, block and delta types its SDK package does not know", () => {
-  it("passes over them, saying which once, and completes the turn with the answer around them", async () => {
+/** A session on the server above, prompted once while the server sends `sent`. */
+async function promptedWith(sent: string) {
+  body = sent;
+  try {
     const session = await bed.sessionAt(
       "anthropic",
       `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     );
-    const outcome = await (await session.prompt("x")).settled;
+    return { session, outcome: await (await session.prompt("x")).settled };
+  } finally {
+    body = anthropic;
+  }
+}
+/** The warnings of a log that say an event was not known. */
+const unknownSaid = (all: Awaited<ReturnType<typeof events>>) =>
+  all
+    .filter((e) => e.type === "harness.warning")
+    .map((e) => (e.data as { message: string }).message)
+    .filter((m) => m.includes("does not know"));
+
+describe("anthropic streaming event, block and delta types its SDK package does not know", () => {
+  it("passes over them, saying which once, and completes the turn with the answer around them", async () => {
+    const { session, outcome } = await promptedWith(anthropic);
     expect(outcome).toMatchObject({ status: "completed" });
     const all = await events(session);
     expect(textOf(all)).toBe("hello world");
@@ -67,11 +83,7 @@ describe("anthropic streaming event, block and delta types its SDK package does 
       stop_reason: "stop",
       usage: { input: 7, output: 5 },
     });
-    const warnings = all
-      .filter((e) => e.type === "harness.warning")
-      .map((e) => (e.data as { message: string }).message)
-      .filter((m) => m.includes("does not know"));
-    expect(warnings).toEqual([
+    expect(unknownSaid(all)).toEqual([
       "anthropic sent a stream event this version of Brain does not know (brand_new_event); passed over it",
       'anthropic sent a stream event this version of Brain does not know (content_block_start of content_block.type "future_block"); passed over it',
       'anthropic sent a stream event this version of Brain does not know (content_block_delta of delta.type "future_block_delta"); passed over it',
@@ -82,61 +94,36 @@ describe("anthropic streaming event, block and delta types its SDK package does 
   it("passes over one that comes first, before message_start, which the package reads before it hands the stream on", async () => {
     // Line ends as SSE allows them too: a prelude of "\r\n" and "\r", a ping and a comment the package passes over.
     const first = event("brand_new_prelude", { detail: 1 }).replace(/\n/g, "\r\n");
-    body = `: hello\r\r${event("ping", {})}${first}${event("another_new_one", {}).replace(/\n/g, "\r")}${anthropic}`;
-    try {
-      const session = await bed.sessionAt(
-        "anthropic",
-        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      );
-      const outcome = await (await session.prompt("x")).settled;
-      expect(outcome).toMatchObject({ status: "completed" });
-      const all = await events(session);
-      expect(textOf(all)).toBe("hello world");
-      const warnings = all
-        .filter((e) => e.type === "harness.warning")
-        .map((e) => (e.data as { message: string }).message)
-        .filter((m) => m.includes("does not know"));
-      expect(warnings.slice(0, 3)).toEqual([
-        "anthropic sent a stream event this version of Brain does not know (brand_new_prelude); passed over it",
-        "anthropic sent a stream event this version of Brain does not know (another_new_one); passed over it",
-        "anthropic sent a stream event this version of Brain does not know (brand_new_event); passed over it",
-      ]);
-    } finally {
-      body = anthropic;
-    }
+    const { session, outcome } = await promptedWith(
+      `: hello\r\r${event("ping", {})}${first}${event("another_new_one", {}).replace(/\n/g, "\r")}${anthropic}`,
+    );
+    expect(outcome).toMatchObject({ status: "completed" });
+    const all = await events(session);
+    expect(textOf(all)).toBe("hello world");
+    expect(unknownSaid(all).slice(0, 3)).toEqual([
+      "anthropic sent a stream event this version of Brain does not know (brand_new_prelude); passed over it",
+      "anthropic sent a stream event this version of Brain does not know (another_new_one); passed over it",
+      "anthropic sent a stream event this version of Brain does not know (brand_new_event); passed over it",
+    ]);
   });
 
   it("fails on a first event of a type it knows in a shape it does not, saying what it was sent", async () => {
-    body = anthropic.replace(`"usage":{"input_tokens":7,"output_tokens":1}`, `"usage":"none"`);
-    try {
-      const session = await bed.sessionAt(
-        "anthropic",
-        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      );
-      const outcome = await (await session.prompt("x")).settled;
-      expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
-      expect(outcome.error?.message).toMatch(
-        /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_start"/,
-      );
-    } finally {
-      body = anthropic;
-    }
+    const { outcome } = await promptedWith(
+      anthropic.replace(`"usage":{"input_tokens":7,"output_tokens":1}`, `"usage":"none"`),
+    );
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(outcome.error?.message).toMatch(
+      /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_start"/,
+    );
   });
 
   it("still fails on an event of a type it knows in a shape it does not (no usage in message_delta)", async () => {
-    body = anthropic.replace(`"usage":{"output_tokens":5}`, `"usage":"none"`);
-    try {
-      const session = await bed.sessionAt(
-        "anthropic",
-        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      );
-      const outcome = await (await session.prompt("x")).settled;
-      expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
-      expect(outcome.error?.message).toMatch(
-        /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_delta"/,
-      );
-    } finally {
-      body = anthropic;
-    }
+    const { outcome } = await promptedWith(
+      anthropic.replace(`"usage":{"output_tokens":5}`, `"usage":"none"`),
+    );
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(outcome.error?.message).toMatch(
+      /^anthropic model "fake-model" sent a stream event that is not in the form of its API: \{"type":"message_delta"/,
+    );
   });
 });
