@@ -1,6 +1,7 @@
 // A shared runner host serves several sessions from one process, one attachment each: every path on which Brain
 // gives up on one attachment tells the runner (detach) once, or the runner keeps that attachment's state for ever.
 import { afterEach, describe, expect, it } from "vitest";
+import type { Session } from "../../core/session.js";
 import type { ToolService } from "../../core/tools.js";
 import { events, gatedTool, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
@@ -50,15 +51,27 @@ const recordingRunner = inlineRunnerArgs(
   }`,
 );
 
+/** A shared runner host on the recording runner. */
+const sharedInline = (timeouts?: { interruptGraceMs: number }) =>
+  new ProcessFactory({
+    name: "shared-inline",
+    command: process.execPath,
+    args: recordingRunner,
+    shared: true,
+    verifyHistory: false,
+    ...(timeouts ? { timeouts } : {}),
+  });
+
+/** What the runner has received so far, as it answers a prompt "frames" of `session` (a fresh attachment). */
+const receivedBy = async (session: Session): Promise<Received[]> => {
+  const look = await session.prompt("frames");
+  expect((await look.settled).status).toBe("completed");
+  return JSON.parse(textOf(await events(session), look.turn)) as Received[];
+};
+
 describe("a shared runner host", () => {
   it("is told to detach an attachment whose turn failed for a reused tool.call frame id, once; its other sessions go on", async () => {
-    const factory = new ProcessFactory({
-      name: "shared-inline",
-      command: process.execPath,
-      args: recordingRunner,
-      shared: true,
-      verifyHistory: false,
-    });
+    const factory = sharedInline();
     const { tools: gated, open } = gatedTool();
     t = makeBrain({ factories: [factory], tools: [gated] });
     const a = await t.brain.create({ harness: "shared-inline", config: { tools: ["gated"] } });
@@ -73,12 +86,7 @@ describe("a shared runner host", () => {
     });
     open();
     // a's next prompt opens a fresh attachment on the same runner, which says what it has received so far.
-    const received = async (session: typeof a): Promise<Received[]> => {
-      const look = await session.prompt("frames");
-      expect((await look.settled).status).toBe("completed");
-      return JSON.parse(textOf(await events(session), look.turn)) as Received[];
-    };
-    const before = await received(a);
+    const before = await receivedBy(a);
     const opens = before.filter((f) => f.method === "open" && f.session === a.id).map((f) => f.attachment);
     expect(opens).toHaveLength(2);
     const detached = (frames: Received[]) =>
@@ -94,18 +102,11 @@ describe("a shared runner host", () => {
 
     // Closing a detaches its second attachment; the first, already detached, is not detached again.
     await t.brain.closeSession(a.id);
-    expect(detached(await received(b))).toEqual(opens);
+    expect(detached(await receivedBy(b))).toEqual(opens);
   });
 
   it("is told to detach an attachment whose interrupted turn it did not settle, once, and not again at close", async () => {
-    const factory = new ProcessFactory({
-      name: "shared-inline",
-      command: process.execPath,
-      args: recordingRunner,
-      shared: true,
-      verifyHistory: false,
-      timeouts: { interruptGraceMs: 300 },
-    });
+    const factory = sharedInline({ interruptGraceMs: 300 });
     t = makeBrain({ factories: [factory] });
     const a = await t.brain.create({ harness: "shared-inline" });
     const b = await t.brain.create({ harness: "shared-inline" });
@@ -113,30 +114,18 @@ describe("a shared runner host", () => {
     await waitForEvent(a, (e) => e.type === "assistant.delta");
     await a.interrupt();
     expect((await stuck.settled).status).toBe("interrupted");
-    const look = await b.prompt("frames");
-    expect((await look.settled).status).toBe("completed");
-    const first = (JSON.parse(textOf(await events(b), look.turn)) as Received[]).filter(
-      (f) => f.method === "detach",
-    );
+    const first = (await receivedBy(b)).filter((f) => f.method === "detach");
     const opened = await (await a.prompt("again")).settled;
     expect(opened.status).toBe("completed");
     await t.brain.closeSession(a.id);
-    const last = await b.prompt("frames");
-    expect((await last.settled).status).toBe("completed");
-    const received = JSON.parse(textOf(await events(b), last.turn)) as Received[];
+    const received = await receivedBy(b);
     const opens = received.filter((f) => f.method === "open" && f.session === a.id).map((f) => f.attachment);
     expect(first.map((f) => f.attachment)).toEqual([opens[0]]);
     expect(received.filter((f) => f.method === "detach").map((f) => f.attachment)).toEqual(opens);
   });
 
   it("drops the answers of a detached attachment's running tool calls, aborting them; its other sessions go on", async () => {
-    const factory = new ProcessFactory({
-      name: "shared-inline",
-      command: process.execPath,
-      args: recordingRunner,
-      shared: true,
-      verifyHistory: false,
-    });
+    const factory = sharedInline();
     // Ends at its abort or when opened, either way with a result; `ended` resolves once that result is taken
     // (a macrotask later than the microtasks that hand it to the harness, which would send it at once).
     const { tools: gated, open } = gatedTool();
@@ -178,9 +167,7 @@ describe("a shared runner host", () => {
     open();
     await endedOnce;
 
-    const look = await b.prompt("frames");
-    expect((await look.settled).status).toBe("completed");
-    const received = JSON.parse(textOf(await events(b), look.turn)) as Received[];
+    const received = await receivedBy(b);
     const [first] = received.filter((f) => f.method === "open").map((f) => f.attachment);
     expect(received.filter((f) => f.attachment === first).map((f) => f.method)).toEqual([
       "open",
