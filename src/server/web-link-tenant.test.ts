@@ -5,18 +5,11 @@
 // plainly, whatever the page shows; and no answer of the daemon's may be framed (the old X-Frame-Options too).
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { useTestBrowser } from "../testing/use-browser.js";
+import { keptToken, useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
 const browser = useTestBrowser();
-
-/** The page's own localStorage (the test's tsconfig has no DOM types): evaluated in the page. */
-type PageStorage = { getItem(key: string): string | null };
-const kept = (page: Page) =>
-  page.evaluate(() =>
-    (globalThis as unknown as { localStorage: PageStorage }).localStorage.getItem("brain.token"),
-  );
 
 /** The header's tenant: its name, whether it is bold, and whether all of it is inside the window. */
 const tenantShown = (page: Page) =>
@@ -59,7 +52,7 @@ describe("web UI signing in by link", () => {
         expect(question).toContain("This browser is signed in as tenant default (controller)");
       }
       await expect.poll(() => tenantShown(page)).toMatchObject({ name: "default" });
-      expect(await kept(page)).toBe(t.tokens.admin);
+      expect(await keptToken(page)).toBe(t.tokens.admin);
       expect(page.url()).not.toContain("token=");
     } finally {
       await page.close();
@@ -86,7 +79,7 @@ describe("web UI signing in by link", () => {
       await expect.poll(() => asked.length).toBe(1);
       expect(asked[0]).toContain("This browser is signed in as a token the daemon no longer accepts");
       await expect.poll(() => tenantShown(page)).toMatchObject({ name: "acme" });
-      expect(await kept(page)).toBe(t.tokens.other);
+      expect(await keptToken(page)).toBe(t.tokens.other);
     } finally {
       await context.close();
     }

@@ -3,21 +3,13 @@
 // address and was signed in as the last one, transcripts and all. Sign out forgets the token, leaves the page
 // empty, and a reload asks for a token again; the browser's other tabs, signed in with the token it kept, leave
 // with it.
-import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { collect, settled } from "../testing/http.js";
-import { useTestBrowser } from "../testing/use-browser.js";
+import { keptToken, useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
 const browser = useTestBrowser();
-
-/** The page's own localStorage (the test's tsconfig has no DOM types): evaluated in the page. */
-type PageStorage = { getItem(key: string): string | null };
-const kept = (page: Page) =>
-  page.evaluate(() =>
-    (globalThis as unknown as { localStorage: PageStorage }).localStorage.getItem("brain.token"),
-  );
 
 describe("web UI signing out", () => {
   it("forgets the token, shows nothing of the tenant, and asks for a token after a reload", async () => {
@@ -30,13 +22,13 @@ describe("web UI signing out", () => {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
       await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
       await expect.poll(() => page.locator("#transcript").textContent()).toContain("a private prompt");
-      expect(await kept(page)).toBe(t.tokens.admin);
+      expect(await keptToken(page)).toBe(t.tokens.admin);
       expect(await page.locator("#sign-out").count()).toBe(1);
       await page.locator("#sign-out").click();
       await expect.poll(() => page.locator("#login").isVisible()).toBe(true);
       expect(await page.locator("#main").isVisible()).toBe(false);
       expect(await page.locator("#sign-out").isVisible()).toBe(false);
-      expect(await kept(page)).toBeNull();
+      expect(await keptToken(page)).toBeNull();
       expect(await page.locator("#transcript").textContent()).toBe("");
       expect(await page.locator("#sessions li").count()).toBe(0);
       expect(await page.locator("#who").textContent()).toBe("");
@@ -68,7 +60,7 @@ describe("web UI signing out", () => {
       expect(await second.locator("#transcript").textContent()).toBe("");
       expect(await second.locator("#conn").textContent()).toBe("idle");
       expect(new URL(second.url()).hash).toBe("");
-      expect(await kept(second)).toBeNull();
+      expect(await keptToken(second)).toBeNull();
     } finally {
       await context.close();
     }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { useTestBrowser } from "../testing/use-browser.js";
+import { keptToken, useTestBrowser } from "../testing/use-browser.js";
 import { newToken } from "./auth/tokens.js";
 
 const home = mkdtempSync(join(tmpdir(), "brain-web-signout-"));
@@ -23,12 +23,8 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-/** The page's own localStorage (the test's tsconfig has no DOM types): evaluated in the page. */
-type PageStorage = { getItem(key: string): string | null; setItem(key: string, value: string): void };
-const kept = (page: Page) =>
-  page.evaluate(() =>
-    (globalThis as unknown as { localStorage: PageStorage }).localStorage.getItem("brain.token"),
-  );
+/** The page's own localStorage, to write in (the test's tsconfig has no DOM types): evaluated in the page. */
+type PageStorage = { setItem(key: string, value: string): void };
 const keep = (page: Page, token: string) =>
   page.evaluate(
     (token) =>
@@ -58,7 +54,7 @@ describe("web UI when its token is no longer accepted", () => {
         await expect.poll(() => page.locator("#login").isVisible(), { timeout: 60_000 }).toBe(true);
         expect(await page.locator("#main").isVisible()).toBe(false);
         expect(await page.locator("#login-error").textContent()).toContain("no longer accepts this token");
-        expect(await kept(page)).toBeNull();
+        expect(await keptToken(page)).toBeNull();
         // What the last tenant's page showed is gone from it: the next one to sign in here does not read it.
         expect(await page.locator("#sessions li").count()).toBe(0);
         expect(await page.locator("#transcript").textContent()).toBe("");
@@ -67,7 +63,7 @@ describe("web UI when its token is no longer accepted", () => {
         await expect.poll(() => page.locator("#main").isVisible()).toBe(true);
         await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
         expect(await page.locator("#login-error").textContent()).toBe("");
-        expect(await kept(page)).toBe(tokens.admin);
+        expect(await keptToken(page)).toBe(tokens.admin);
       } finally {
         await page.close();
       }
@@ -91,7 +87,7 @@ describe("web UI when its token is no longer accepted", () => {
         const tokens = { ...before.tokens, admin: newToken() };
         t = await startTestDaemon({ home, port: Number(new URL(before.url).port), tokens });
         await expect.poll(() => page.locator("#login").isVisible(), { timeout: 60_000 }).toBe(true);
-        expect(await kept(page)).toBe(tokens.observer);
+        expect(await keptToken(page)).toBe(tokens.observer);
       } finally {
         await page.close();
       }
@@ -109,7 +105,7 @@ describe("web UI when its token is no longer accepted", () => {
       await expect
         .poll(() => page.locator("#login-error").textContent())
         .toContain("no longer accepts this token");
-      expect(await kept(page)).toBeNull();
+      expect(await keptToken(page)).toBeNull();
     } finally {
       await page.close();
     }

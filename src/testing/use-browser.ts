@@ -27,3 +27,12 @@ export function sessionOpener(page: Page, url: string): (id: string) => Promise<
     await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
   };
 }
+
+/** The page's own localStorage (a test's tsconfig has no DOM types): evaluated in the page. */
+type PageStorage = { getItem(key: string): string | null };
+
+/** The token `page`'s origin keeps in its localStorage (null when none): what a reload would sign in with. */
+export const keptToken = (page: Page): Promise<string | null> =>
+  page.evaluate(() =>
+    (globalThis as unknown as { localStorage: PageStorage }).localStorage.getItem("brain.token"),
+  );
