@@ -70,3 +70,20 @@ export function spawnSdkRunner(runner: string): SdkRunnerChild {
   };
   return { child, exited, stderr: () => stderr, frames, answer };
 }
+
+/** Runner code, before `serve`: what LEAK_OR_WAIT needs to know that the leak has been made. */
+export const LEAK_MADE = `let made;
+const leakMade = new Promise((resolve) => { made = resolve; });`;
+
+/**
+ * Runner code, in a prompt handler with `text`: "leak" leaks a rejection in a timer and never ends by itself; "wait"
+ * goes on once that leak has been made and reported (the immediate after it).
+ */
+export const LEAK_OR_WAIT = `if (text === "leak") {
+    setTimeout(() => { Promise.reject(new Error("leaked in a timer")); made(); }, 0);
+    await new Promise(() => {});
+  }
+  if (text === "wait") {
+    await leakMade;
+    await new Promise((resolve) => setImmediate(resolve));
+  }`;

@@ -4,7 +4,7 @@
 import { afterEach, expect, it } from "vitest";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../src/testing/brain.js";
-import { useSdkRunnerFiles } from "./runner-child.js";
+import { LEAK_MADE, LEAK_OR_WAIT, useSdkRunnerFiles } from "./runner-child.js";
 
 // Registered first: its directories are removed after Brain's cleanup (after-each hooks run last-registered first).
 const runnerFile = useSdkRunnerFiles();
@@ -14,21 +14,12 @@ afterEach(async () => {
   t = undefined;
 });
 
-// "leak" leaks in a timer and never ends by itself; "wait" goes on once that leak has been made and reported (the
-// immediate after it). Every answer says which process gave it.
+// "leak" and "wait" as LEAK_OR_WAIT says. Every answer says which process gave it.
 const RUNNER = `
-let made;
-const leakMade = new Promise((resolve) => { made = resolve; });
+${LEAK_MADE}
 serve({ open: () => ({ async prompt(text, turn) {
   await turn.delta("started ");
-  if (text === "leak") {
-    setTimeout(() => { Promise.reject(new Error("leaked in a timer")); made(); }, 0);
-    await new Promise(() => {});
-  }
-  if (text === "wait") {
-    await leakMade;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  ${LEAK_OR_WAIT}
   await turn.delta("by " + process.pid);
   return {};
 }, checkpoint: () => [] }) });`;

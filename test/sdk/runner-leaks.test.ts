@@ -5,27 +5,18 @@
 import { expect, it } from "vitest";
 import { encodeLine } from "../../src/protocol/ndjson.js";
 import { OPEN_PARAMS } from "./harness.js";
-import { spawnSdkRunner, useSdkRunnerFiles } from "./runner-child.js";
+import { LEAK_MADE, LEAK_OR_WAIT, spawnSdkRunner, useSdkRunnerFiles } from "./runner-child.js";
 
 const runnerFile = useSdkRunnerFiles();
 
-// "leak" leaks in a timer and never ends by itself; "wait" goes on once that leak has been made and reported (the
-// immediate after it); "late" leaks in a timer after its turn has been answered.
+// "leak" and "wait" as LEAK_OR_WAIT says; "late" leaks in a timer after its turn has been answered.
 const RUNNER = `
-let made;
-const leakMade = new Promise((resolve) => { made = resolve; });
+${LEAK_MADE}
 // Outside every turn: rejected as the module loads, handled by nobody.
 setTimeout(() => Promise.reject(new Error("stray leak")), 0);
 serve({ open: () => ({ async prompt(text, turn) {
   await turn.delta("starting");
-  if (text === "leak") {
-    setTimeout(() => { Promise.reject(new Error("leaked in a timer")); made(); }, 0);
-    await new Promise(() => {});
-  }
-  if (text === "wait") {
-    await leakMade;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  ${LEAK_OR_WAIT}
   if (text === "late") setTimeout(() => Promise.reject(new Error("late leak")), 0);
   await turn.delta("fine");
   return {};
